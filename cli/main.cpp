@@ -1,0 +1,250 @@
+// vfssim: the command-line front end.
+//
+//   vfssim run FILE [--cpus 1,2,4] [--seed N] [--reps N] [--jobs N] [--db PATH] [--json]
+//   vfssim bench [--json] [--seconds S]
+//   vfssim history [--db PATH]
+//   vfssim --help | --version
+//
+// Exit status: 0 success, 1 a run failed, 2 bad input (scenario or flags).
+#include <boost/program_options.hpp>
+#include <chrono>
+#include <iostream>
+#include <sstream>
+
+#include "cli/bench.h"
+#include "cli/report.h"
+#include "cli/store.h"
+#include "models/experiment/experiment.h"
+#include "models/scenario/scenario.h"
+
+namespace po = boost::program_options;
+using namespace vfssim;
+
+namespace {
+
+constexpr int kExitBadInput = 2;
+
+const char* kUsage =
+    "usage: vfssim COMMAND [options]\n"
+    "\n"
+    "commands:\n"
+    "  run FILE      simulate every strategy of a scenario over a CPU sweep;\n"
+    "                print the curves, store the run in the results database\n"
+    "  bench         the lock microbenchmark: simulated acquisitions per second\n"
+    "  history       list the runs stored in the results database\n"
+    "\n"
+    "vfssim COMMAND --help shows the options of a command.\n";
+
+std::vector<int> parse_cpu_list(const std::string& s) {
+  std::vector<int> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    std::size_t used = 0;
+    int v = 0;
+    try {
+      v = std::stoi(item, &used);
+    } catch (...) {
+      used = 0;
+    }
+    if (used != item.size() || item.empty() || v < 1)
+      throw po::error("--cpus: '" + item + "' is not a positive CPU count (expected a list such as 1,2,4,8)");
+    out.push_back(v);
+  }
+  if (out.empty()) throw po::error("--cpus is empty (expected a list such as 1,2,4,8)");
+  return out;
+}
+
+int cmd_run(const std::vector<std::string>& args) {
+  po::options_description opts("vfssim run FILE [options]");
+  std::string cpus, db = "vfssim.db", strategies;
+  std::uint64_t seed = 1;
+  int reps = 1;
+  unsigned jobs = 0;
+  opts.add_options()
+    ("help,h", "this help")
+    ("cpus", po::value(&cpus), "CPU counts to run, comma-separated (default: the scenario's list)")
+    ("strategy", po::value(&strategies), "strategies to run, comma-separated (default: all)")
+    ("seed", po::value(&seed)->default_value(1), "run seed: same seed, same results")
+    ("reps", po::value(&reps)->default_value(1), "replications per point (different derived seeds)")
+    ("jobs,j", po::value(&jobs)->default_value(0), "worker threads (default: all cores)")
+    ("db", po::value(&db)->default_value("vfssim.db"), "results database (SQLite); '' to store nothing")
+    ("json", "print one JSON document on stdout instead of tables")
+    ("quiet,q", "no progress on stderr");
+  po::options_description hidden;
+  std::string file;
+  hidden.add_options()("file", po::value(&file));
+  po::options_description all;
+  all.add(opts).add(hidden);
+  po::positional_options_description pos;
+  pos.add("file", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << opts;
+    return 0;
+  }
+  if (file.empty()) throw po::error("run needs a scenario FILE");
+  if (reps < 1) throw po::error("--reps must be at least 1");
+
+  const models::Scenario sc = models::load_scenario_file(file);
+  models::SweepSpec spec;
+  if (!cpus.empty()) spec.cpus = parse_cpu_list(cpus);
+  if (!strategies.empty()) {
+    std::stringstream ss(strategies);
+    std::string s;
+    while (std::getline(ss, s, ',')) {
+      if (!sc.has_strategy(s)) throw po::error("--strategy: scenario '" + sc.name + "' has no strategy '" + s + "'");
+      spec.strategies.push_back(s);
+    }
+  }
+  const models::Topology topo(sc.machine);
+  for (int c : spec.cpus)
+    if (c > topo.num_cpus())
+      throw po::error("--cpus: " + std::to_string(c) + " is more than machine " + sc.machine_name + " has (" +
+                      std::to_string(topo.num_cpus()) + ")");
+  spec.seed = seed;
+  spec.reps = reps;
+  spec.jobs = jobs;
+
+  std::unique_ptr<report::Store> store;
+  std::int64_t run_id = 0;
+  if (!db.empty()) {
+    store = std::make_unique<report::Store>(db);
+    std::string joined;
+    for (const auto& a : args) joined += (joined.empty() ? "" : " ") + a;
+    run_id = store->begin_run(sc, seed, reps, joined);
+  }
+  const bool quiet = vm.count("quiet") > 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto curve = models::run_sweep(sc, spec, [&](std::size_t done, std::size_t total, const models::PointResult& p) {
+    if (!quiet)
+      std::cerr << "\r[" << done << "/" << total << "] " << p.spec.strategy << " @ " << p.spec.cpus << " CPUs   "
+                << std::flush;
+  });
+  if (!quiet) std::cerr << "\r" << std::string(60, ' ') << "\r";
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (store) {
+    for (const auto& cp : curve) store->add_point(run_id, cp);
+    store->finish_run(run_id, wall);
+  }
+
+  report::RunInfo info{seed, reps};
+  if (vm.count("json")) {
+    std::cout << report::run_json(sc, info, curve).dump(2) << "\n";
+    return 0;
+  }
+  std::cout << "scenario " << sc.name << " on " << sc.machine_name << " (" << topo.num_cpus() << " CPUs), seed "
+            << seed << ", " << reps << " replication" << (reps > 1 ? "s" : "") << "\n";
+  if (!sc.description.empty()) std::cout << sc.description << "\n";
+  report::print_curve_table(std::cout, curve);
+  report::print_chart(std::cout, curve);
+  // Where the time goes at each strategy's largest CPU count.
+  for (std::size_t i = 0; i < curve.size(); ++i) {
+    if (i + 1 < curve.size() && curve[i + 1].strategy == curve[i].strategy) continue;
+    const auto& p = curve[i].reps.front();
+    std::cout << "\n" << curve[i].strategy << " @ " << curve[i].cpus << " CPUs: lock_stat\n";
+    report::print_lock_stat(std::cout, p);
+    std::cout << curve[i].strategy << " @ " << curve[i].cpus << " CPUs: profile (share of CPU time)\n";
+    report::print_profile(std::cout, p);
+  }
+  if (store) std::cout << "\nstored as run " << run_id << " in " << db << " (" << wall << " s)\n";
+  return 0;
+}
+
+int cmd_bench(const std::vector<std::string>& args) {
+  po::options_description opts("vfssim bench [options]");
+  double seconds = 0.5;
+  std::string cpus = "1,8,128,1024";
+  opts.add_options()
+    ("help,h", "this help")
+    ("json", "print one JSON document on stdout")
+    ("cpus", po::value(&cpus)->default_value(cpus), "CPU counts")
+    ("sim-seconds", po::value(&seconds)->default_value(0.5), "simulated seconds per point");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(opts).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << opts;
+    return 0;
+  }
+  if (seconds <= 0) throw po::error("--sim-seconds must be positive");
+  const auto dur = sim::Duration{static_cast<std::int64_t>(seconds * 1e12)};
+  nlohmann::json results = nlohmann::json::array();
+  const bool json = vm.count("json") > 0;
+  if (!json)
+    std::printf("%-7s %6s %16s %14s %12s %16s\n", "lock", "cpus", "acq/wall-s", "events/s", "events/acq", "sim acq/s");
+  for (const char* lock : {"mcs", "ticket"}) {
+    for (int c : parse_cpu_list(cpus)) {
+      const auto b = report::run_bench(lock, c, dur);
+      results.push_back({{"lock", b.lock},
+                         {"cpus", b.cpus},
+                         {"acquisitions_per_wall_sec", b.acquisitions_per_wall_sec()},
+                         {"events_per_sec", b.events_per_sec()},
+                         {"events_per_acquisition", b.events_per_acquisition()},
+                         {"sim_acquisitions_per_sec", b.sim_acquisitions_per_sec()},
+                         {"acquisitions", b.acquisitions},
+                         {"wall_seconds", b.wall_seconds}});
+      if (!json)
+        std::printf("%-7s %6d %16.0f %14.0f %12.3f %16.0f\n", lock, c, b.acquisitions_per_wall_sec(),
+                    b.events_per_sec(), b.events_per_acquisition(), b.sim_acquisitions_per_sec());
+    }
+  }
+  if (json) std::cout << nlohmann::json{{"results", results}}.dump(2) << "\n";
+  return 0;
+}
+
+int cmd_history(const std::vector<std::string>& args) {
+  po::options_description opts("vfssim history [options]");
+  std::string db;
+  opts.add_options()("help,h", "this help")("db", po::value(&db)->default_value("vfssim.db"), "results database");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(opts).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << opts;
+    return 0;
+  }
+  report::Store store(db);
+  std::printf("%5s  %-20s  %-32s %-16s %8s %7s %9s\n", "run", "created", "scenario", "machine", "seed", "points", "wall s");
+  for (const auto& r : store.runs())
+    std::printf("%5lld  %-20s  %-32s %-16s %8llu %7d %9.2f\n", static_cast<long long>(r.id), r.created_at.c_str(),
+                r.scenario.c_str(), r.machine.c_str(), static_cast<unsigned long long>(r.seed), r.points, r.wall_seconds);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::cout << kUsage;
+    return args.empty() ? kExitBadInput : 0;
+  }
+  if (args[0] == "--version") {
+    std::cout << "vfssim " << VFSSIM_VERSION << "\n";
+    return 0;
+  }
+  const std::string cmd = args[0];
+  args.erase(args.begin());
+  try {
+    if (cmd == "run") return cmd_run(args);
+    if (cmd == "bench") return cmd_bench(args);
+    if (cmd == "history") return cmd_history(args);
+    std::cerr << "vfssim: unknown command '" << cmd << "'\n" << kUsage;
+    return kExitBadInput;
+  } catch (const models::ScenarioError& e) {
+    std::cerr << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const po::error& e) {
+    std::cerr << "vfssim " << cmd << ": " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const report::StoreError& e) {
+    std::cerr << "vfssim: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "vfssim: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,202 @@
+#include "cli/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+namespace vfssim::report {
+
+using nlohmann::json;
+using models::CurvePoint;
+using models::PointResult;
+
+namespace {
+
+double us(sim::Duration d) { return static_cast<double>(d.count()) * 1e-6; }
+
+json lock_json(const models::LockReport& l) {
+  const auto& s = l.stats;
+  return json{{"name", l.name},
+              {"kind", l.kind},
+              {"scope", models::to_string(l.scope)},
+              {"instances", l.instances},
+              {"con_bounces", s.con_bounces},
+              {"contentions", s.contentions},
+              {"waittime_min_us", us(s.wait_min)},
+              {"waittime_max_us", us(s.wait_max)},
+              {"waittime_total_us", us(s.wait_total)},
+              {"waittime_avg_us", s.contentions ? us(s.wait_total) / static_cast<double>(s.contentions) : 0.0},
+              {"acq_bounces", s.acq_bounces},
+              {"acquisitions", s.acquisitions},
+              {"holdtime_min_us", us(s.hold_min)},
+              {"holdtime_max_us", us(s.hold_max)},
+              {"holdtime_total_us", us(s.hold_total)},
+              {"holdtime_avg_us", s.holds ? us(s.hold_total) / static_cast<double>(s.holds) : 0.0}};
+}
+
+double share(const PointResult& p, sim::Duration t) {
+  return p.cpu_time.count() > 0 ? static_cast<double>(t.count()) / static_cast<double>(p.cpu_time.count()) : 0.0;
+}
+
+}  // namespace
+
+std::string format_rate(double v) {
+  char buf[32];
+  if (v >= 1e9) std::snprintf(buf, sizeof buf, "%.3gG", v / 1e9);
+  else if (v >= 1e6) std::snprintf(buf, sizeof buf, "%.3gM", v / 1e6);
+  else if (v >= 1e3) std::snprintf(buf, sizeof buf, "%.3gk", v / 1e3);
+  else std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+json run_json(const models::Scenario& sc, const RunInfo& info, const std::vector<CurvePoint>& curve) {
+  json points = json::array();
+  std::map<std::string, double> base;  // ops/s at each strategy's first CPU count
+  for (const auto& cp : curve) {
+    if (!base.count(cp.strategy)) base[cp.strategy] = cp.ops_per_sec / cp.cpus;
+    json reps = json::array();
+    for (const auto& r : cp.reps) reps.push_back(r.ops_per_sec);
+    // Details (lock_stat, profile) come from the first replication.
+    const PointResult& p0 = cp.reps.front();
+    json locks = json::array();
+    for (const auto& l : p0.locks) locks.push_back(lock_json(l));
+    json profile = json::array();
+    for (std::size_t i = 0; i < p0.profile.size() && i < 20; ++i) {
+      const auto& e = p0.profile[i];
+      profile.push_back(json{{"symbol", e.symbol}, {"chain", e.chain}, {"detail", e.detail}, {"share", share(p0, e.time)}});
+    }
+    const double per_cpu_base = base[cp.strategy];
+    points.push_back(json{{"strategy", cp.strategy},
+                          {"cpus", cp.cpus},
+                          {"ops_per_sec", cp.ops_per_sec},
+                          {"stddev", cp.stddev},
+                          {"events", cp.events},
+                          {"ops", p0.ops},
+                          {"speedup", per_cpu_base > 0 ? cp.ops_per_sec / per_cpu_base : 0.0},
+                          {"efficiency", per_cpu_base > 0 ? cp.ops_per_sec / per_cpu_base / cp.cpus : 0.0},
+                          {"reps", reps},
+                          {"stop", p0.stop},
+                          {"lock_stat", locks},
+                          {"profile", profile}});
+  }
+  return json{{"scenario", sc.name},
+              {"machine", sc.machine_name},
+              {"seed", info.seed},
+              {"replications", info.reps},
+              {"scenario_hash", sc.hash},
+              {"tool_version", VFSSIM_VERSION},
+              {"warmup_us", us(sc.workload.warmup)},
+              {"duration_us", us(sc.workload.duration)},
+              {"points", points}};
+}
+
+void print_curve_table(std::ostream& os, const std::vector<CurvePoint>& curve) {
+  std::string current;
+  double per_cpu_base = 0;
+  char line[160];
+  for (const auto& cp : curve) {
+    if (cp.strategy != current) {
+      current = cp.strategy;
+      per_cpu_base = cp.ops_per_sec / cp.cpus;
+      os << "\nstrategy " << current << "\n";
+      std::snprintf(line, sizeof line, "%6s %14s %10s %9s %11s\n", "cpus", "ops/s", "stddev", "speedup", "efficiency");
+      os << line;
+    }
+    const double speedup = per_cpu_base > 0 ? cp.ops_per_sec / per_cpu_base : 0;
+    std::snprintf(line, sizeof line, "%6d %14.0f %9.2f%% %9.2f %10.1f%%\n", cp.cpus, cp.ops_per_sec,
+                  cp.ops_per_sec > 0 ? 100.0 * cp.stddev / cp.ops_per_sec : 0.0, speedup,
+                  100.0 * speedup / cp.cpus);
+    os << line;
+  }
+}
+
+void print_chart(std::ostream& os, const std::vector<CurvePoint>& curve, int width, int height) {
+  if (curve.empty()) return;
+  std::vector<std::string> names;
+  for (const auto& cp : curve)
+    if (std::find(names.begin(), names.end(), cp.strategy) == names.end()) names.push_back(cp.strategy);
+  double ymax = 0;
+  int cmin = curve.front().cpus, cmax = curve.front().cpus;
+  for (const auto& cp : curve) {
+    ymax = std::max(ymax, cp.ops_per_sec);
+    cmin = std::min(cmin, cp.cpus);
+    cmax = std::max(cmax, cp.cpus);
+  }
+  if (ymax <= 0) ymax = 1;
+  const double lx0 = std::log2(cmin), lx1 = std::log2(cmax);
+  std::vector<std::string> grid(height, std::string(width, ' '));
+  auto col = [&](int cpus) {
+    return lx1 > lx0 ? static_cast<int>(std::lround((std::log2(cpus) - lx0) / (lx1 - lx0) * (width - 1))) : 0;
+  };
+  for (std::size_t si = 0; si < names.size(); ++si) {
+    const char mark = static_cast<char>('A' + si % 26);
+    int prev_c = -1, prev_r = -1;
+    for (const auto& cp : curve) {
+      if (cp.strategy != names[si]) continue;
+      const int c = col(cp.cpus);
+      const int r = height - 1 - static_cast<int>(std::lround(cp.ops_per_sec / ymax * (height - 1)));
+      if (prev_c >= 0)  // dotted segment between points
+        for (int x = prev_c + 1; x < c; ++x) {
+          const int y = prev_r + (r - prev_r) * (x - prev_c) / std::max(1, c - prev_c);
+          if (grid[y][x] == ' ') grid[y][x] = '.';
+        }
+      grid[r][c] = mark;
+      prev_c = c;
+      prev_r = r;
+    }
+  }
+  os << "\nops/s (max " << format_rate(ymax) << ")\n";
+  for (int r = 0; r < height; ++r) {
+    char label[16];
+    const double v = ymax * (height - 1 - r) / (height - 1);
+    if (r % 4 == 0) std::snprintf(label, sizeof label, "%8s |", format_rate(v).c_str());
+    else std::snprintf(label, sizeof label, "%8s |", "");
+    os << label << grid[r] << "\n";
+  }
+  os << std::string(9, ' ') << '+' << std::string(width, '-') << "\n" << std::string(10, ' ');
+  std::string axis(width, ' ');
+  for (const auto& cp : curve) {
+    const std::string t = std::to_string(cp.cpus);
+    int c = col(cp.cpus) - static_cast<int>(t.size()) / 2;
+    c = std::clamp(c, 0, width - static_cast<int>(t.size()));
+    for (std::size_t i = 0; i < t.size(); ++i) axis[c + i] = t[i];
+  }
+  os << axis << "  CPUs\n";
+  for (std::size_t si = 0; si < names.size(); ++si)
+    os << "          " << static_cast<char>('A' + si % 26) << " = " << names[si] << "\n";
+}
+
+void print_lock_stat(std::ostream& os, const PointResult& p) {
+  char line[256];
+  std::snprintf(line, sizeof line, "%-22s %11s %11s %10s %10s %12s %11s %11s %12s %10s %10s %12s %10s\n", "class name",
+                "con-bounces", "contentions", "waittime-min", "waittime-max", "waittime-total", "waittime-avg",
+                "acq-bounces", "acquisitions", "holdtime-min", "holdtime-max", "holdtime-total", "holdtime-avg");
+  os << line;
+  std::vector<models::LockReport> locks = p.locks;
+  std::stable_sort(locks.begin(), locks.end(),
+                   [](const auto& a, const auto& b) { return a.stats.wait_total > b.stats.wait_total; });
+  for (const auto& l : locks) {
+    const auto& s = l.stats;
+    std::snprintf(line, sizeof line, "%-22s %11llu %11llu %12.2f %12.2f %14.2f %12.2f %11llu %12llu %12.2f %12.2f %14.2f %12.2f\n",
+                  (l.name + ":").c_str(), static_cast<unsigned long long>(s.con_bounces),
+                  static_cast<unsigned long long>(s.contentions), us(s.wait_min), us(s.wait_max), us(s.wait_total),
+                  s.contentions ? us(s.wait_total) / static_cast<double>(s.contentions) : 0.0,
+                  static_cast<unsigned long long>(s.acq_bounces), static_cast<unsigned long long>(s.acquisitions),
+                  us(s.hold_min), us(s.hold_max), us(s.hold_total),
+                  s.holds ? us(s.hold_total) / static_cast<double>(s.holds) : 0.0);
+    os << line;
+  }
+}
+
+void print_profile(std::ostream& os, const PointResult& p, std::size_t top) {
+  char line[512];
+  for (std::size_t i = 0; i < p.profile.size() && i < top; ++i) {
+    const auto& e = p.profile[i];
+    std::snprintf(line, sizeof line, "%7.2f%%  %s%s\n", 100.0 * share(p, e.time), e.chain.c_str(),
+                  e.detail.empty() ? "" : ("  [" + e.detail + "]").c_str());
+    os << line;
+  }
+}
+
+}  // namespace vfssim::report

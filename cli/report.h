@@ -1,0 +1,33 @@
+// What a run shows people and scripts: the curve table, a terminal chart,
+// lock_stat and perf-style tables, and the JSON document of `--json`.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "models/experiment/experiment.h"
+
+namespace vfssim::report {
+
+struct RunInfo {
+  std::uint64_t seed = 1;
+  int reps = 1;
+};
+
+// The `vfssim run --json` document. Deterministic: no wall-clock field.
+nlohmann::json run_json(const models::Scenario& sc, const RunInfo& info, const std::vector<models::CurvePoint>& curve);
+
+// ops/s, stddev, speedup over the strategy's smallest CPU count, efficiency.
+void print_curve_table(std::ostream& os, const std::vector<models::CurvePoint>& curve);
+// ops/s against CPUs (log2 axis), one letter per strategy.
+void print_chart(std::ostream& os, const std::vector<models::CurvePoint>& curve, int width = 64, int height = 18);
+// /proc/lock_stat columns for one point (times in microseconds, as lock_stat).
+void print_lock_stat(std::ostream& os, const models::PointResult& p);
+// perf-report style: share of CPU time per step, with its call chain.
+void print_profile(std::ostream& os, const models::PointResult& p, std::size_t top = 8);
+
+std::string format_rate(double ops_per_sec);
+
+}  // namespace vfssim::report

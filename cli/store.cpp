@@ -1,0 +1,254 @@
+#include "cli/store.h"
+
+#include <ctime>
+
+namespace vfssim::report {
+
+namespace {
+
+// Migrations: entry i takes the schema from version i to i+1.
+const char* const kMigrations[] = {
+    R"sql(
+CREATE TABLE runs (
+  id INTEGER PRIMARY KEY,
+  created_at TEXT NOT NULL,
+  tool_version TEXT NOT NULL,
+  scenario TEXT NOT NULL,
+  scenario_path TEXT NOT NULL,
+  scenario_hash TEXT NOT NULL,
+  scenario_text TEXT NOT NULL,
+  machine TEXT NOT NULL,
+  seed INTEGER NOT NULL,
+  replications INTEGER NOT NULL,
+  args TEXT NOT NULL,
+  wall_seconds REAL
+);
+CREATE TABLE curve (
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  strategy TEXT NOT NULL,
+  cpus INTEGER NOT NULL,
+  ops_per_sec REAL NOT NULL,
+  stddev REAL NOT NULL,
+  events INTEGER NOT NULL,
+  PRIMARY KEY (run_id, strategy, cpus)
+);
+CREATE TABLE points (
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  strategy TEXT NOT NULL,
+  cpus INTEGER NOT NULL,
+  rep INTEGER NOT NULL,
+  seed INTEGER NOT NULL,
+  ops_per_sec REAL NOT NULL,
+  ops INTEGER NOT NULL,
+  events INTEGER NOT NULL,
+  window_seconds REAL NOT NULL,
+  stop TEXT NOT NULL,
+  wall_seconds REAL NOT NULL,
+  PRIMARY KEY (run_id, strategy, cpus, rep)
+);
+CREATE TABLE lock_stats (
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  strategy TEXT NOT NULL,
+  cpus INTEGER NOT NULL,
+  rep INTEGER NOT NULL,
+  lock TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  scope TEXT NOT NULL,
+  instances INTEGER NOT NULL,
+  con_bounces INTEGER NOT NULL,
+  contentions INTEGER NOT NULL,
+  waittime_min_ps INTEGER NOT NULL,
+  waittime_max_ps INTEGER NOT NULL,
+  waittime_total_ps INTEGER NOT NULL,
+  acq_bounces INTEGER NOT NULL,
+  acquisitions INTEGER NOT NULL,
+  holdtime_min_ps INTEGER NOT NULL,
+  holdtime_max_ps INTEGER NOT NULL,
+  holdtime_total_ps INTEGER NOT NULL
+);
+CREATE TABLE profile (
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  strategy TEXT NOT NULL,
+  cpus INTEGER NOT NULL,
+  rep INTEGER NOT NULL,
+  symbol TEXT NOT NULL,
+  chain TEXT NOT NULL,
+  detail TEXT NOT NULL,
+  time_ps INTEGER NOT NULL,
+  share REAL NOT NULL
+);
+)sql",
+};
+
+constexpr int kMigrationCount = sizeof(kMigrations) / sizeof(kMigrations[0]);
+static_assert(kMigrationCount == Store::kSchemaVersion);
+
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql) : db_(db) {
+    if (sqlite3_prepare_v2(db, sql, -1, &st_, nullptr) != SQLITE_OK)
+      throw StoreError(std::string("cannot prepare SQL: ") + sqlite3_errmsg(db));
+  }
+  ~Statement() { sqlite3_finalize(st_); }
+  Statement& bind(int i, std::int64_t v) { sqlite3_bind_int64(st_, i, v); return *this; }
+  Statement& bind(int i, double v) { sqlite3_bind_double(st_, i, v); return *this; }
+  Statement& bind(int i, const std::string& v) {
+    sqlite3_bind_text(st_, i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  bool step() {
+    int rc = sqlite3_step(st_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    throw StoreError(std::string("SQLite: ") + sqlite3_errmsg(db_));
+  }
+  void run() {
+    step();
+    sqlite3_reset(st_);
+  }
+  std::int64_t i64(int c) { return sqlite3_column_int64(st_, c); }
+  double f64(int c) { return sqlite3_column_double(st_, c); }
+  std::string text(int c) {
+    const unsigned char* t = sqlite3_column_text(st_, c);
+    return t ? reinterpret_cast<const char*>(t) : "";
+  }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* st_ = nullptr;
+};
+
+}  // namespace
+
+Store::Store(const std::string& path) : path_(path) {
+  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
+    std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw StoreError(path + ": cannot open the results database: " + msg);
+  }
+  sqlite3_busy_timeout(db_, 30000);
+  try {
+    // A foreign or damaged file fails here, before anything is written.
+    int version = -1;
+    bool has_tables = false;
+    {
+      Statement q(db_, "PRAGMA user_version");
+      if (q.step()) version = static_cast<int>(q.i64(0));
+    }
+    {
+      Statement q(db_, "SELECT count(*) FROM sqlite_master");
+      if (q.step()) has_tables = q.i64(0) > 0;
+    }
+    if (has_tables && version == 0)
+      throw StoreError(path + ": this SQLite file is not a vfssim results database (it has other tables); "
+                              "give another --db path");
+    if (version > kSchemaVersion)
+      throw StoreError(path + ": results database schema " + std::to_string(version) +
+                       " is newer than this vfssim understands (" + std::to_string(kSchemaVersion) + ")");
+    exec("PRAGMA journal_mode=WAL");
+    exec("PRAGMA foreign_keys=ON");
+    for (int v = version; v < kSchemaVersion; ++v) {
+      exec("BEGIN IMMEDIATE");
+      exec(kMigrations[v]);
+      exec("PRAGMA user_version=" + std::to_string(v + 1));
+      exec("COMMIT");
+    }
+  } catch (const StoreError& e) {
+    sqlite3_close(db_);
+    db_ = nullptr;
+    std::string what = e.what();
+    if (what.find(path) != 0) what = path + ": " + what;
+    throw StoreError(what);
+  }
+}
+
+Store::~Store() {
+  if (db_) sqlite3_close(db_);
+}
+
+void Store::exec(const std::string& sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "unknown error";
+    sqlite3_free(err);
+    throw StoreError("SQLite: " + msg);
+  }
+}
+
+std::int64_t Store::begin_run(const models::Scenario& sc, std::uint64_t seed, int reps, const std::string& args) {
+  char when[32];
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  Statement s(db_,
+              "INSERT INTO runs(created_at, tool_version, scenario, scenario_path, scenario_hash, scenario_text, "
+              "machine, seed, replications, args) VALUES (?,?,?,?,?,?,?,?,?,?)");
+  s.bind(1, std::string(when)).bind(2, std::string(VFSSIM_VERSION)).bind(3, sc.name).bind(4, sc.path);
+  s.bind(5, sc.hash).bind(6, sc.text).bind(7, sc.machine_name).bind(8, static_cast<std::int64_t>(seed));
+  s.bind(9, static_cast<std::int64_t>(reps)).bind(10, args);
+  s.run();
+  return sqlite3_last_insert_rowid(db_);
+}
+
+void Store::add_point(std::int64_t run_id, const models::CurvePoint& cp) {
+  exec("BEGIN IMMEDIATE");
+  try {
+    Statement c(db_, "INSERT INTO curve VALUES (?,?,?,?,?,?)");
+    c.bind(1, run_id).bind(2, cp.strategy).bind(3, static_cast<std::int64_t>(cp.cpus)).bind(4, cp.ops_per_sec);
+    c.bind(5, cp.stddev).bind(6, static_cast<std::int64_t>(cp.events));
+    c.run();
+    Statement p(db_, "INSERT INTO points VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+    Statement l(db_, "INSERT INTO lock_stats VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    Statement f(db_, "INSERT INTO profile VALUES (?,?,?,?,?,?,?,?,?)");
+    for (const auto& r : cp.reps) {
+      const auto rep = static_cast<std::int64_t>(r.spec.rep);
+      p.bind(1, run_id).bind(2, cp.strategy).bind(3, static_cast<std::int64_t>(cp.cpus)).bind(4, rep);
+      p.bind(5, static_cast<std::int64_t>(r.spec.seed)).bind(6, r.ops_per_sec).bind(7, static_cast<std::int64_t>(r.ops));
+      p.bind(8, static_cast<std::int64_t>(r.events)).bind(9, r.window_seconds).bind(10, r.stop).bind(11, r.wall_seconds);
+      p.run();
+      for (const auto& lk : r.locks) {
+        const auto& s = lk.stats;
+        l.bind(1, run_id).bind(2, cp.strategy).bind(3, static_cast<std::int64_t>(cp.cpus)).bind(4, rep);
+        l.bind(5, lk.name).bind(6, lk.kind).bind(7, std::string(models::to_string(lk.scope)));
+        l.bind(8, static_cast<std::int64_t>(lk.instances)).bind(9, static_cast<std::int64_t>(s.con_bounces));
+        l.bind(10, static_cast<std::int64_t>(s.contentions)).bind(11, s.wait_min.count()).bind(12, s.wait_max.count());
+        l.bind(13, s.wait_total.count()).bind(14, static_cast<std::int64_t>(s.acq_bounces));
+        l.bind(15, static_cast<std::int64_t>(s.acquisitions)).bind(16, s.hold_min.count());
+        l.bind(17, s.hold_max.count()).bind(18, s.hold_total.count());
+        l.run();
+      }
+      for (const auto& e : r.profile) {
+        f.bind(1, run_id).bind(2, cp.strategy).bind(3, static_cast<std::int64_t>(cp.cpus)).bind(4, rep);
+        f.bind(5, e.symbol).bind(6, e.chain).bind(7, e.detail).bind(8, e.time.count());
+        f.bind(9, r.cpu_time.count() > 0 ? static_cast<double>(e.time.count()) / static_cast<double>(r.cpu_time.count()) : 0.0);
+        f.run();
+      }
+    }
+    exec("COMMIT");
+  } catch (...) {
+    exec("ROLLBACK");
+    throw;
+  }
+}
+
+void Store::finish_run(std::int64_t run_id, double wall_seconds) {
+  Statement s(db_, "UPDATE runs SET wall_seconds=? WHERE id=?");
+  s.bind(1, wall_seconds).bind(2, run_id);
+  s.run();
+}
+
+std::vector<Store::RunRow> Store::runs() {
+  std::vector<RunRow> out;
+  Statement q(db_,
+              "SELECT r.id, r.created_at, r.scenario, r.machine, r.tool_version, r.seed, "
+              "(SELECT count(*) FROM curve c WHERE c.run_id=r.id), coalesce(r.wall_seconds, -1) "
+              "FROM runs r ORDER BY r.id");
+  while (q.step())
+    out.push_back(RunRow{q.i64(0), q.text(1), q.text(2), q.text(3), q.text(4), static_cast<std::uint64_t>(q.i64(5)),
+                         static_cast<int>(q.i64(6)), q.f64(7)});
+  return out;
+}
+
+}  // namespace vfssim::report

@@ -1,0 +1,54 @@
+// A strategy's code path compiled to a flat instruction list.
+//
+// Op calls are inlined at compile time (the scenario loader has rejected
+// cycles), lock steps become acquire / hold / release, repeats are
+// unrolled, and the workload loop becomes the whole program followed by an
+// end-of-iteration marker. Every instruction keeps its static call chain
+// (a frame) so that the profile can print perf-style chains
+// ("_raw_spin_lock <- grab_super_passive <- super_cache_count") without a
+// run-time stack.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/kernel/lock.h"
+#include "models/scenario/scenario.h"
+
+namespace vfssim::models {
+
+enum class InstrKind : std::uint8_t { kCompute, kAcquire, kRelease, kAtomic, kLoad, kEndIteration };
+
+struct Instr {
+  InstrKind kind;
+  LockMode mode = LockMode::kExclusive;
+  std::uint32_t slot = 0;    // lock or line slot (index into Program::locks / lines)
+  std::uint32_t frame = 0;   // index into Program::frames
+  std::uint32_t symbol = 0;  // index into Program::symbols: what perf would show
+  TimeDist time;             // compute time
+};
+
+struct Frame {
+  int parent = -1;   // -1 for the loop itself
+  std::string name;  // op (kernel function) name
+};
+
+struct Program {
+  std::vector<Instr> code;
+  std::vector<Frame> frames;
+  std::vector<std::string> symbols;
+  std::vector<LockDecl> locks;  // slot -> declaration
+  std::vector<LineDecl> lines;  // slot -> declaration
+  std::vector<std::string> detail;  // per instruction: the lock or line it touches, or ""
+
+  // "sym <- f2 <- f1" for instruction `pc`.
+  std::string chain(std::size_t pc) const;
+};
+
+// Compiles `strategy` running `loop`. Throws ScenarioError when the program
+// would exceed `max_instructions` (a repeat unrolled too far).
+Program compile_program(const Strategy& strategy, const std::vector<std::string>& loop,
+                        std::size_t max_instructions = 1 << 20);
+
+}  // namespace vfssim::models

@@ -1,0 +1,145 @@
+#include "models/hardware/topology.h"
+
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/dijkstra_shortest_paths.hpp>
+#include <limits>
+#include <stdexcept>
+
+namespace vfssim::models {
+
+const char* to_string(Placement p) {
+  switch (p) {
+    case Placement::kCompact: return "compact";
+    case Placement::kSpread: return "spread";
+    case Placement::kSmtLast: return "smt-last";
+  }
+  return "?";
+}
+
+namespace {
+
+using InterconnectGraph =
+    boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, boost::no_property,
+                          boost::property<boost::edge_weight_t, std::int64_t>>;
+
+// Shortest interconnect distance (in ps) between every pair of outermost
+// elements: cross_base + hop per link.
+std::vector<std::vector<std::int64_t>> outer_distances(const TopologySpec& spec, int outer) {
+  std::vector<std::vector<std::int64_t>> d(outer, std::vector<std::int64_t>(outer, 0));
+  if (outer <= 1) return d;
+  InterconnectGraph g(outer);
+  if (spec.links.empty()) {
+    for (int a = 0; a < outer; ++a)
+      for (int b = a + 1; b < outer; ++b) boost::add_edge(a, b, spec.hop.count(), g);
+  } else {
+    for (const auto& l : spec.links) {
+      if (l.a < 0 || l.b < 0 || l.a >= outer || l.b >= outer || l.a == l.b)
+        throw std::invalid_argument("interconnect link names an element that does not exist");
+      boost::add_edge(l.a, l.b, spec.hop.count(), g);
+    }
+  }
+  for (int a = 0; a < outer; ++a) {
+    std::vector<std::int64_t> dist(outer);
+    boost::dijkstra_shortest_paths(
+        g, static_cast<InterconnectGraph::vertex_descriptor>(a),
+        boost::distance_map(boost::make_iterator_property_map(dist.begin(), boost::get(boost::vertex_index, g)))
+            .distance_inf(std::numeric_limits<std::int64_t>::max()));
+    for (int b = 0; b < outer; ++b) {
+      if (b == a) continue;
+      if (dist[b] == std::numeric_limits<std::int64_t>::max())
+        throw std::invalid_argument("interconnect is not connected: element " + std::to_string(a) +
+                                    " cannot reach element " + std::to_string(b));
+      d[a][b] = spec.cross_base.count() + dist[b];
+    }
+  }
+  return d;
+}
+
+}  // namespace
+
+Topology::Topology(TopologySpec spec) : spec_(std::move(spec)) {
+  if (spec_.levels.empty()) throw std::invalid_argument("a topology needs at least one level");
+  long long total = 1;
+  for (const auto& l : spec_.levels) {
+    if (l.count < 1) throw std::invalid_argument("level '" + l.name + "' has count < 1");
+    total *= l.count;
+    if (total > (1 << 20)) throw std::invalid_argument("topology has more than 2^20 hardware threads");
+    per_level_total_.push_back(static_cast<int>(total));
+  }
+  num_cpus_ = static_cast<int>(total);
+  const int last = static_cast<int>(spec_.levels.size()) - 1;
+  if (spec_.numa_level < 0 || spec_.numa_level > last) throw std::invalid_argument("numa level out of range");
+  if (spec_.core_level < 0 || spec_.core_level > last) throw std::invalid_argument("core level out of range");
+  for (int i = 0; i + 1 < last; ++i)
+    if (spec_.levels[i].transfer < spec_.levels[i + 1].transfer)
+      throw std::invalid_argument("transfer cost at level '" + spec_.levels[i].name +
+                                  "' is lower than at the inner level '" + spec_.levels[i + 1].name + "'");
+
+  const int n = num_cpus_;
+  cost_ps_.resize(n, n);
+  if (!spec_.measured_matrix.empty()) {
+    if (spec_.measured_matrix.size() != static_cast<std::size_t>(n) * n)
+      throw std::invalid_argument("measured matrix is not cpus x cpus");
+    for (int a = 0; a < n; ++a)
+      for (int b = 0; b < n; ++b)
+        cost_ps_(a, b) = a == b ? spec_.local_hit.count() : spec_.measured_matrix[a * n + b].count();
+    return;
+  }
+  const int outer = per_level_total_[0];
+  const auto cross = outer_distances(spec_, outer);
+  for (int a = 0; a < n; ++a) {
+    for (int b = 0; b < n; ++b) {
+      if (a == b) {
+        cost_ps_(a, b) = spec_.local_hit.count();
+        continue;
+      }
+      // Deepest level at which both CPUs share an element.
+      int shared = -1;
+      for (int lv = 0; lv < last; ++lv) {
+        if (element_of(a, lv) == element_of(b, lv)) shared = lv;
+        else break;
+      }
+      cost_ps_(a, b) = shared >= 0 ? spec_.levels[shared].transfer.count()
+                                   : cross[element_of(a, 0)][element_of(b, 0)];
+    }
+  }
+}
+
+int Topology::num_elements(int level) const { return per_level_total_.at(level); }
+
+int Topology::element_of(int cpu, int level) const {
+  return cpu / (num_cpus_ / per_level_total_[level]);
+}
+
+std::vector<int> Topology::place(int n, Placement p) const {
+  if (n < 1 || n > num_cpus_)
+    throw std::invalid_argument("cannot place " + std::to_string(n) + " tasks on " + name() + " (" +
+                                std::to_string(num_cpus_) + " CPUs)");
+  std::vector<int> order;
+  order.reserve(num_cpus_);
+  const int per_core = num_cpus_ / num_cores();
+  switch (p) {
+    case Placement::kCompact:
+      for (int c = 0; c < num_cpus_; ++c) order.push_back(c);
+      break;
+    case Placement::kSmtLast:
+      for (int t = 0; t < per_core; ++t)
+        for (int core = 0; core < num_cores(); ++core) order.push_back(core * per_core + t);
+      break;
+    case Placement::kSpread: {
+      // Round-robin over NUMA nodes; inside a node, cores before siblings.
+      const int nodes = num_nodes();
+      const int per_node = num_cpus_ / nodes;
+      const int cores_per_node = per_node / per_core;
+      for (int t = 0; t < per_core; ++t)
+        for (int c = 0; c < cores_per_node; ++c)
+          for (int node = 0; node < nodes; ++node)
+            order.push_back(node * per_node + c * per_core + t);
+      break;
+    }
+  }
+  order.resize(n);
+  return order;
+}
+
+}  // namespace vfssim::models

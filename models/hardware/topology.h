@@ -1,0 +1,106 @@
+// Machine topology: hardware threads grouped into cores, chips, sockets...
+// and an interconnect between the outermost groups.
+//
+// Inside an outermost element the machine is a tree: two hardware threads
+// whose nearest shared element is at `level` pay `levels[level].transfer`
+// to move a modified line. Between outermost elements the interconnect
+// (QPI/UPI links, POWER MCM/book links) is a Boost.Graph whose shortest
+// paths (Dijkstra, all pairs) give the hop counts: not every machine is
+// fully connected (8-socket Nehalem-EX and the 8-die Opteron are 2 hops
+// across). The
+// all-pairs matrix is computed once and every model reads it in O(1).
+#pragma once
+
+#include <Eigen/Core>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/time.h"
+
+namespace vfssim::models {
+
+using sim::Duration;
+
+struct TopologyLevel {
+  std::string name;  // "socket", "core", "thread", ...
+  int count = 1;     // children per element of the level above (or total, for the first)
+  // Cost of a cache-line transfer between two hardware threads whose
+  // nearest shared element is at this level. Unused for the outermost
+  // level when it has no common parent (the interconnect decides).
+  Duration transfer{0};
+};
+
+struct InterconnectLink {
+  int a = 0, b = 0;  // indices of outermost elements
+};
+
+struct TopologySpec {
+  std::string name;
+  std::string description;
+  std::vector<TopologyLevel> levels;  // outermost first; the last is the hardware thread
+  // Interconnect between the outermost elements. When `links` is empty the
+  // outermost elements are fully connected. A transfer between two of them
+  // costs `cross_base` plus `hop` per link on the shortest path.
+  std::vector<InterconnectLink> links;
+  Duration cross_base{0};
+  Duration hop{0};
+  // Level whose elements are NUMA nodes (index into levels).
+  int numa_level = 0;
+  // Level whose elements are physical cores (SMT siblings share one).
+  int core_level = 0;
+  Duration local_hit{1000};     // load of a line this CPU already holds
+  Duration local_atomic{10000};  // atomic RMW on a line held exclusively here
+  // Extra cost of a store or RMW per other CPU sharing the line (invalidations).
+  Duration invalidate_per_sharer{0};
+  // Optional measured CPU-to-CPU transfer matrix, row-major, cpus x cpus
+  // (replaces the graph's shortest paths when given).
+  std::vector<Duration> measured_matrix;
+};
+
+enum class Placement { kCompact, kSpread, kSmtLast };
+
+const char* to_string(Placement p);
+
+class Topology {
+ public:
+  explicit Topology(TopologySpec spec);
+
+  const TopologySpec& spec() const { return spec_; }
+  const std::string& name() const { return spec_.name; }
+  int num_cpus() const { return num_cpus_; }
+  int num_cores() const { return num_elements(spec_.core_level); }
+  int num_nodes() const { return num_elements(spec_.numa_level); }
+
+  // Cost of moving a modified line from `from` to `to`; local_hit if equal.
+  Duration transfer(int from, int to) const {
+    return Duration{cost_ps_(from, to)};
+  }
+  Duration local_hit() const { return spec_.local_hit; }
+  Duration local_atomic() const { return spec_.local_atomic; }
+  Duration invalidate_per_sharer() const { return spec_.invalidate_per_sharer; }
+
+  // Index of the element at `level` that contains `cpu`.
+  int element_of(int cpu, int level) const;
+  int node_of(int cpu) const { return element_of(cpu, spec_.numa_level); }
+  int core_of(int cpu) const { return element_of(cpu, spec_.core_level); }
+  int num_elements(int level) const;
+
+  // The first `n` CPUs in the order a placement policy fills them.
+  // compact: thread order (SMT siblings first); spread: round-robin over
+  // NUMA nodes, one thread per core before siblings; smt-last: every core's
+  // first thread in order, then the siblings.
+  std::vector<int> place(int n, Placement p) const;
+
+  const Eigen::Matrix<std::int64_t, Eigen::Dynamic, Eigen::Dynamic>& cost_matrix_ps() const {
+    return cost_ps_;
+  }
+
+ private:
+  TopologySpec spec_;
+  int num_cpus_ = 0;
+  std::vector<int> per_level_total_;  // elements at each level
+  Eigen::Matrix<std::int64_t, Eigen::Dynamic, Eigen::Dynamic> cost_ps_;
+};
+
+}  // namespace vfssim::models

@@ -1,0 +1,81 @@
+// The interface every lock model implements, and its lock_stat counters.
+//
+// A lock model is a passive state machine: the code-path interpreter asks
+// it to acquire or release at a simulated instant and it answers with the
+// instant the caller (or the waiters it hands the lock to) gets the lock.
+// It never schedules events and never sees the engine, so a model is
+// tested on its own with exact times, and spinning costs no events: a
+// waiter is an entry in a queue until a release computes its grant time.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/hardware/cache_line.h"
+#include "models/hardware/topology.h"
+#include "sim/time.h"
+
+namespace vfssim::models {
+
+enum class LockMode : std::uint8_t { kExclusive, kShared };
+
+// /proc/lock_stat's columns for one lock (class or instance).
+struct LockStats {
+  std::uint64_t con_bounces = 0;   // contended acquisitions whose line came from another CPU
+  std::uint64_t contentions = 0;   // acquisitions that had to wait
+  Duration wait_min{0}, wait_max{0}, wait_total{0};
+  std::uint64_t acq_bounces = 0;   // acquisitions whose line came from another CPU
+  std::uint64_t acquisitions = 0;
+  Duration hold_min{0}, hold_max{0}, hold_total{0};
+  std::uint64_t holds = 0;  // completed hold intervals (for the average)
+
+  void record_wait(Duration w) {
+    if (contentions == 0 || w < wait_min) wait_min = w;
+    if (w > wait_max) wait_max = w;
+    wait_total += w;
+    ++contentions;
+  }
+  void record_hold(Duration h) {
+    if (holds == 0 || h < hold_min) hold_min = h;
+    if (h > hold_max) hold_max = h;
+    hold_total += h;
+    ++holds;
+  }
+  void merge(const LockStats& o);
+  void reset() { *this = LockStats{}; }
+};
+
+// A grant decided by the lock: `cpu` holds the lock from `at`.
+struct Grant {
+  int cpu;
+  Time at;
+};
+
+class Lock {
+ public:
+  virtual ~Lock() = default;
+
+  // Asks for the lock at `now`. Returns true with `granted_at` set when the
+  // caller gets it without queueing (possibly after a line transfer);
+  // false when it must wait for a release to hand it over.
+  virtual bool acquire(int cpu, Time now, LockMode mode, Time& granted_at) = 0;
+
+  // Releases the lock held by `cpu` at `now` and appends to `woken` every
+  // waiter that now gets it, with the instant it does.
+  virtual void release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) = 0;
+
+  // The kernel symbol that spinning or sleeping on this lock shows in a
+  // profile ("_raw_spin_lock", "mutex_lock", ...).
+  virtual const char* wait_symbol() const = 0;
+  // The kind name as written in scenario files ("ticket", "mcs", ...).
+  virtual const char* kind() const = 0;
+
+  const LockStats& stats() const { return stats_; }
+  void reset_stats() { stats_.reset(); }
+
+ protected:
+  LockStats stats_;
+};
+
+}  // namespace vfssim::models

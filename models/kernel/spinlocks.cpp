@@ -1,0 +1,64 @@
+#include "models/kernel/spinlocks.h"
+
+namespace vfssim::models {
+
+void LockStats::merge(const LockStats& o) {
+  con_bounces += o.con_bounces;
+  if (o.contentions) {
+    if (contentions == 0 || o.wait_min < wait_min) wait_min = o.wait_min;
+    if (o.wait_max > wait_max) wait_max = o.wait_max;
+  }
+  contentions += o.contentions;
+  wait_total += o.wait_total;
+  acq_bounces += o.acq_bounces;
+  acquisitions += o.acquisitions;
+  if (o.holds) {
+    if (holds == 0 || o.hold_min < hold_min) hold_min = o.hold_min;
+    if (o.hold_max > hold_max) hold_max = o.hold_max;
+  }
+  holds += o.holds;
+  hold_total += o.hold_total;
+}
+
+// Free lock (holder -1, no waiters): the caller's atomic on the lock word
+// takes the line from its last owner; the lock is its from that instant.
+// Held lock: the caller joins the queue and waits for a release.
+bool FifoSpinlock::acquire(int cpu, Time now, LockMode, Time& granted_at) {
+  if (holder_ < 0) {
+    const int prev = line_.owner();
+    granted_at = line_.rmw(*topo_, cpu, now);
+    holder_ = cpu;
+    hold_start_ = granted_at;
+    ++stats_.acquisitions;
+    if (prev >= 0 && prev != cpu) ++stats_.acq_bounces;
+    return true;
+  }
+  waiters_.push({cpu, now});
+  return false;
+}
+
+// No waiter: the lock is free, the releaser keeps the line.
+// Waiters: the head gets the lock after the model's handoff cost; the line
+// moves to it.
+void FifoSpinlock::release(int cpu, Time now, LockMode, std::vector<Grant>& woken) {
+  stats_.record_hold(now - hold_start_);
+  if (waiters_.empty()) {
+    holder_ = -1;
+    return;
+  }
+  const std::size_t waiting = waiters_.size();
+  const auto next = waiters_.pop();
+  const Time at = now + handoff_cost(cpu, next.cpu, waiting);
+  line_.move_to(next.cpu, at);
+  holder_ = next.cpu;
+  hold_start_ = at;
+  ++stats_.acquisitions;
+  stats_.record_wait(at - next.since);
+  if (next.cpu != cpu) {
+    ++stats_.acq_bounces;
+    ++stats_.con_bounces;
+  }
+  woken.push_back({next.cpu, at});
+}
+
+}  // namespace vfssim::models

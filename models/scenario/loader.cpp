@@ -1,0 +1,626 @@
+// Scenario and machine files: YAML (yaml-cpp) to validated values.
+//
+// Strict by design (ZSim's lesson): every mapping lists the keys it
+// accepts, an unknown key is an error, every time needs a unit, and every
+// name a step uses must be declared. Errors carry FILE:LINE:COL.
+#include <yaml-cpp/yaml.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <sstream>
+
+#include "models/scenario/scenario.h"
+#include "sim/rng.h"
+
+#ifndef VFSSIM_MACHINES_DIR
+#define VFSSIM_MACHINES_DIR ""
+#endif
+
+namespace vfssim::models {
+
+namespace fs = std::filesystem;
+
+ScenarioError::ScenarioError(SourceMark mark, const std::string& problem, const std::string& expected)
+    : std::runtime_error(mark.file + ":" + std::to_string(mark.line) + ":" + std::to_string(mark.column) +
+                         ": " + problem + (expected.empty() ? "" : "; expected " + expected)),
+      mark_(std::move(mark)),
+      problem_(problem),
+      expected_(expected) {}
+
+const char* to_string(Scope s) {
+  switch (s) {
+    case Scope::kGlobal: return "global";
+    case Scope::kNode: return "node";
+    case Scope::kCpu: return "cpu";
+    case Scope::kProcess: return "process";
+    case Scope::kTask: return "task";
+  }
+  return "?";
+}
+
+const Strategy& Scenario::strategy(const std::string& n) const {
+  for (const auto& s : strategies)
+    if (s.name == n) return s;
+  std::string known;
+  for (const auto& s : strategies) known += (known.empty() ? "" : ", ") + s.name;
+  throw std::invalid_argument("scenario '" + name + "' has no strategy '" + n + "' (it has: " + known + ")");
+}
+
+bool Scenario::has_strategy(const std::string& n) const {
+  for (const auto& s : strategies)
+    if (s.name == n) return true;
+  return false;
+}
+
+namespace {
+
+// Reads one YAML document with positions; all checks go through here.
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+
+  SourceMark mark(const YAML::Node& n) const {
+    const YAML::Mark m = n.Mark();
+    if (m.line < 0) return {file_, 0, 0};
+    return {file_, m.line + 1, m.column + 1};
+  }
+
+  [[noreturn]] void fail(const YAML::Node& n, const std::string& problem, const std::string& expected) const {
+    throw ScenarioError(mark(n), problem, expected);
+  }
+
+  void expect_map(const YAML::Node& n, const std::string& what) const {
+    if (!n.IsMap()) fail(n, what + " is not a mapping", "a mapping of keys to values");
+  }
+
+  // Fails on any key of `n` not in `allowed`.
+  void only_keys(const YAML::Node& n, const std::string& what, std::initializer_list<const char*> allowed) const {
+    for (const auto& kv : n) {
+      const std::string k = kv.first.Scalar();
+      bool ok = false;
+      for (const char* a : allowed) ok = ok || k == a;
+      if (!ok) {
+        std::string list;
+        for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+        fail(kv.first, "unknown key '" + k + "' in " + what, "one of: " + list);
+      }
+    }
+  }
+
+  YAML::Node require(const YAML::Node& parent, const char* key, const std::string& what) const {
+    YAML::Node n = parent[key];
+    if (!n) fail(parent, what + " has no '" + key + "'", "a '" + std::string(key) + "' key");
+    return n;
+  }
+
+  std::string scalar(const YAML::Node& n, const std::string& what) const {
+    if (!n.IsScalar()) fail(n, what + " is not a scalar", "a single value");
+    return n.Scalar();
+  }
+
+  std::string name(const YAML::Node& n, const std::string& what) const {
+    std::string s = scalar(n, what);
+    if (s.empty()) fail(n, what + " is empty", "a name");
+    for (char c : s)
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.'))
+        fail(n, what + " '" + s + "' has the character '" + std::string(1, c) + "'",
+             "a name of letters, digits, '_', '-' and '.'");
+    return s;
+  }
+
+  long long integer(const YAML::Node& n, const std::string& what, long long lo, long long hi) const {
+    std::string s = scalar(n, what);
+    long long v = 0;
+    std::size_t used = 0;
+    try {
+      v = std::stoll(s, &used);
+    } catch (...) {
+      used = 0;
+    }
+    if (used != s.size() || s.empty()) fail(n, what + " '" + s + "' is not an integer", "an integer");
+    if (v < lo || v > hi)
+      fail(n, what + " " + s + " is out of range",
+           "an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
+    return v;
+  }
+
+  Duration duration(const YAML::Node& n, const std::string& what, bool positive) const {
+    Duration d = parse_duration(scalar(n, what), mark(n));
+    if (positive && d <= Duration{0}) fail(n, what + " must be greater than zero", "a positive time such as 100ns");
+    return d;
+  }
+
+  TimeDist time_dist(const YAML::Node& n, const std::string& what, bool positive) const {
+    TimeDist t;
+    if (n.IsScalar()) {
+      t.a = duration(n, what, positive);
+      return t;
+    }
+    expect_map(n, what);
+    only_keys(n, what, {"exp", "uniform"});
+    if (n.size() != 1) fail(n, what + " has " + std::to_string(n.size()) + " distributions", "exactly one of exp, uniform");
+    if (n["exp"]) {
+      t.kind = TimeDist::Kind::kExponential;
+      t.a = duration(n["exp"], what + " mean", true);
+    } else {
+      const YAML::Node u = n["uniform"];
+      if (!u.IsSequence() || u.size() != 2) fail(u, what + " uniform is not a pair", "[low, high] such as [100ns, 300ns]");
+      t.kind = TimeDist::Kind::kUniform;
+      t.a = duration(u[0], what + " low", false);
+      t.b = duration(u[1], what + " high", true);
+      if (t.b < t.a) fail(u, what + " uniform high is below low", "low <= high");
+    }
+    return t;
+  }
+
+  const std::string& file() const { return file_; }
+
+ private:
+  std::string file_;
+};
+
+Scope parse_scope(const Reader& r, const YAML::Node& n) {
+  const std::string s = r.scalar(n, "scope");
+  if (s == "global") return Scope::kGlobal;
+  if (s == "node") return Scope::kNode;
+  if (s == "cpu") return Scope::kCpu;
+  if (s == "process") return Scope::kProcess;
+  if (s == "task") return Scope::kTask;
+  r.fail(n, "unknown scope '" + s + "'", "one of: global, node, cpu, process, task");
+}
+
+const std::set<std::string>& lock_kinds() {
+  static const std::set<std::string> k{"ticket", "mcs"};
+  return k;
+}
+
+std::vector<Step> parse_steps(const Reader& r, const YAML::Node& n, const std::string& where);
+
+Step parse_step(const Reader& r, const YAML::Node& n, const std::string& where) {
+  if (!n.IsMap())
+    r.fail(n, "a step of " + where + " is not a mapping",
+           "a step such as '- compute: 100ns' or '- lock: name' with 'hold:'");
+  static const char* kinds[] = {"compute", "lock", "atomic", "read", "call", "repeat"};
+  const char* kind = nullptr;
+  for (const char* k : kinds) {
+    if (n[k]) {
+      if (kind) r.fail(n, "a step of " + where + " has both '" + kind + "' and '" + k + "'", "one step kind per list item");
+      kind = k;
+    }
+  }
+  if (!kind) r.fail(n, "a step of " + where + " names no step kind", "one of: compute, lock, atomic, read, call, repeat");
+  Step s;
+  s.mark = r.mark(n);
+  const std::string k = kind;
+  const std::string what = k + " step of " + where;
+  if (n["fn"]) s.fn = r.name(n["fn"], "fn of the " + what);
+  if (k == "compute") {
+    r.only_keys(n, "a " + what, {"compute", "fn"});
+    s.kind = StepKind::kCompute;
+    s.time = r.time_dist(n["compute"], "compute time of the " + what, false);
+  } else if (k == "lock") {
+    r.only_keys(n, "a " + what, {"lock", "hold", "body", "mode", "fn"});
+    s.kind = StepKind::kLock;
+    s.target = r.name(n["lock"], "lock name of the " + what);
+    if (n["mode"]) {
+      const std::string m = r.scalar(n["mode"], "mode");
+      if (m == "write" || m == "exclusive") s.mode = LockMode::kExclusive;
+      else if (m == "read" || m == "shared") s.mode = LockMode::kShared;
+      else r.fail(n["mode"], "unknown lock mode '" + m + "'", "read or write");
+    }
+    if (n["hold"] && n["body"]) r.fail(n, "the " + what + " has both 'hold' and 'body'", "either a hold time or a body of steps");
+    if (n["hold"]) {
+      s.time = r.time_dist(n["hold"], "hold time of the " + what, false);
+    } else if (n["body"]) {
+      s.has_body = true;
+      s.body = parse_steps(r, n["body"], "the body of the " + what);
+    } else {
+      r.fail(n, "the " + what + " says neither how long the lock is held nor what runs under it",
+             "'hold: TIME' or 'body: [steps]'");
+    }
+  } else if (k == "atomic" || k == "read") {
+    r.only_keys(n, "a " + what, {kind, "fn"});
+    s.kind = k == "atomic" ? StepKind::kAtomic : StepKind::kRead;
+    s.target = r.name(n[kind], "line name of the " + what);
+  } else if (k == "call") {
+    r.only_keys(n, "a " + what, {"call"});
+    s.kind = StepKind::kCall;
+    s.target = r.name(n["call"], "op name of the " + what);
+  } else {
+    r.only_keys(n, "a " + what, {"repeat", "body"});
+    s.kind = StepKind::kRepeat;
+    s.count = static_cast<int>(r.integer(n["repeat"], "repeat count", 1, 100000));
+    s.has_body = true;
+    s.body = parse_steps(r, r.require(n, "body", "the " + what), "the body of the " + what);
+  }
+  return s;
+}
+
+std::vector<Step> parse_steps(const Reader& r, const YAML::Node& n, const std::string& where) {
+  if (!n.IsSequence()) r.fail(n, where + " is not a list of steps", "a list such as [ {compute: 100ns} ]");
+  std::vector<Step> out;
+  for (const auto& item : n) out.push_back(parse_step(r, item, where));
+  return out;
+}
+
+Strategy parse_strategy(const Reader& r, const std::string& name, const YAML::Node& n) {
+  Strategy s;
+  s.name = name;
+  s.mark = r.mark(n);
+  r.expect_map(n, "strategy '" + name + "'");
+  r.only_keys(n, "strategy '" + name + "'", {"description", "extends", "locks", "lines", "ops"});
+  if (n["description"]) s.description = r.scalar(n["description"], "description");
+  if (n["extends"]) s.extends = r.name(n["extends"], "extends");
+  if (const auto locks = n["locks"]) {
+    r.expect_map(locks, "locks of strategy '" + name + "'");
+    for (const auto& kv : locks) {
+      LockDecl d;
+      d.name = r.name(kv.first, "lock name");
+      d.mark = r.mark(kv.first);
+      const std::string what = "lock '" + d.name + "'";
+      r.expect_map(kv.second, what);
+      r.only_keys(kv.second, what, {"kind", "scope"});
+      const auto kind = r.require(kv.second, "kind", what);
+      d.kind = r.scalar(kind, "kind");
+      if (!lock_kinds().count(d.kind)) r.fail(kind, "unknown lock kind '" + d.kind + "'", "one of: ticket, mcs");
+      d.scope = parse_scope(r, r.require(kv.second, "scope", what));
+      s.locks[d.name] = d;
+    }
+  }
+  if (const auto lines = n["lines"]) {
+    r.expect_map(lines, "lines of strategy '" + name + "'");
+    for (const auto& kv : lines) {
+      LineDecl d;
+      d.name = r.name(kv.first, "line name");
+      d.mark = r.mark(kv.first);
+      const std::string what = "line '" + d.name + "'";
+      r.expect_map(kv.second, what);
+      r.only_keys(kv.second, what, {"scope"});
+      d.scope = parse_scope(r, r.require(kv.second, "scope", what));
+      s.lines[d.name] = d;
+    }
+  }
+  if (const auto ops = n["ops"]) {
+    r.expect_map(ops, "ops of strategy '" + name + "'");
+    for (const auto& kv : ops) {
+      OpDef op;
+      op.name = r.name(kv.first, "op name");
+      op.mark = r.mark(kv.first);
+      op.steps = parse_steps(r, kv.second, "op '" + op.name + "'");
+      s.ops[op.name] = std::move(op);
+    }
+  }
+  return s;
+}
+
+// Applies `extends`: a child starts from its parent's locks, lines and ops
+// and replaces entries of the same name.
+void resolve_extends(const Reader& r, std::vector<Strategy>& strategies, const YAML::Node& root) {
+  std::map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < strategies.size(); ++i) index[strategies[i].name] = i;
+  std::vector<int> state(strategies.size(), 0);  // 0 new, 1 resolving, 2 done
+  std::function<void(std::size_t)> resolve = [&](std::size_t i) {
+    Strategy& s = strategies[i];
+    if (state[i] == 2) return;
+    if (state[i] == 1)
+      throw ScenarioError(s.mark, "strategy '" + s.name + "' extends itself through a cycle", "an acyclic 'extends' chain");
+    state[i] = 1;
+    if (!s.extends.empty()) {
+      auto it = index.find(s.extends);
+      if (it == index.end())
+        throw ScenarioError(s.mark, "strategy '" + s.name + "' extends '" + s.extends + "', which is not defined",
+                            "the name of another strategy of this file");
+      resolve(it->second);
+      const Strategy& p = strategies[it->second];
+      for (const auto& [k, v] : p.locks) s.locks.emplace(k, v);
+      for (const auto& [k, v] : p.lines) s.lines.emplace(k, v);
+      for (const auto& [k, v] : p.ops) s.ops.emplace(k, v);
+    }
+    state[i] = 2;
+  };
+  for (std::size_t i = 0; i < strategies.size(); ++i) resolve(i);
+  (void)r;
+  (void)root;
+}
+
+// Every name a step uses must exist, a lock step must name a lock, and op
+// calls must not recurse.
+void check_references(const Strategy& s, const std::vector<std::string>& loop, const SourceMark& loop_mark) {
+  std::function<void(const std::vector<Step>&)> walk = [&](const std::vector<Step>& steps) {
+    for (const auto& st : steps) {
+      switch (st.kind) {
+        case StepKind::kLock:
+          if (!s.locks.count(st.target))
+            throw ScenarioError(st.mark, "strategy '" + s.name + "' uses lock '" + st.target + "', which it does not declare",
+                                "a lock declared under 'locks:'");
+          break;
+        case StepKind::kAtomic:
+        case StepKind::kRead:
+          if (!s.lines.count(st.target))
+            throw ScenarioError(st.mark, "strategy '" + s.name + "' uses line '" + st.target + "', which it does not declare",
+                                "a line declared under 'lines:'");
+          break;
+        case StepKind::kCall:
+          if (!s.ops.count(st.target))
+            throw ScenarioError(st.mark, "strategy '" + s.name + "' calls op '" + st.target + "', which it does not define",
+                                "an op defined under 'ops:'");
+          break;
+        default: break;
+      }
+      if (st.has_body) walk(st.body);
+    }
+  };
+  for (const auto& [name, op] : s.ops) walk(op.steps);
+  for (const auto& l : loop)
+    if (!s.ops.count(l))
+      throw ScenarioError(loop_mark, "the workload loop runs op '" + l + "', which strategy '" + s.name + "' does not define",
+                          "an op defined under 'ops:' of every strategy");
+  // Cycle check: depth-first over calls.
+  std::map<std::string, int> state;
+  std::function<void(const std::string&, const SourceMark&)> visit = [&](const std::string& op, const SourceMark& at) {
+    int& st = state[op];
+    if (st == 2) return;
+    if (st == 1)
+      throw ScenarioError(at, "op '" + op + "' of strategy '" + s.name + "' calls itself through a cycle",
+                          "op calls that never lead back to the caller");
+    st = 1;
+    std::function<void(const std::vector<Step>&)> calls = [&](const std::vector<Step>& steps) {
+      for (const auto& stp : steps) {
+        if (stp.kind == StepKind::kCall) visit(stp.target, stp.mark);
+        if (stp.has_body) calls(stp.body);
+      }
+    };
+    calls(s.ops.at(op).steps);
+    state[op] = 2;
+  };
+  for (const auto& [name, op] : s.ops) visit(name, op.mark);
+}
+
+TopologySpec parse_machine(const Reader& r, const YAML::Node& n, const std::string& name_hint) {
+  TopologySpec t;
+  r.expect_map(n, "machine");
+  r.only_keys(n, "machine", {"machine", "description", "levels", "numa", "core", "interconnect", "local_hit",
+                             "local_atomic", "invalidate_per_sharer", "matrix"});
+  t.name = n["machine"] ? r.name(n["machine"], "machine name") : name_hint;
+  if (n["description"]) t.description = r.scalar(n["description"], "description");
+  const auto levels = r.require(n, "levels", "machine");
+  if (!levels.IsSequence() || levels.size() == 0)
+    r.fail(levels, "machine levels is not a non-empty list", "a list of {name, count, transfer} from the outside in");
+  for (const auto& l : levels) {
+    r.expect_map(l, "machine level");
+    r.only_keys(l, "machine level", {"name", "count", "transfer"});
+    TopologyLevel lv;
+    lv.name = r.name(r.require(l, "name", "machine level"), "level name");
+    lv.count = static_cast<int>(r.integer(r.require(l, "count", "machine level"), "level count", 1, 1 << 20));
+    if (l["transfer"]) lv.transfer = r.duration(l["transfer"], "transfer", false);
+    t.levels.push_back(lv);
+  }
+  for (std::size_t i = 0; i + 1 < t.levels.size(); ++i)
+    if (!levels[i]["transfer"])
+      r.fail(levels[i], "level '" + t.levels[i].name + "' has no transfer cost",
+             "'transfer: TIME' on every level but the innermost");
+  auto level_index = [&](const char* key) {
+    if (!n[key]) return key == std::string("core") ? static_cast<int>(t.levels.size()) - 1 : 0;
+    const std::string s = r.scalar(n[key], key);
+    for (std::size_t i = 0; i < t.levels.size(); ++i)
+      if (t.levels[i].name == s) return static_cast<int>(i);
+    r.fail(n[key], std::string(key) + " names level '" + s + "', which the machine does not have", "a level name");
+  };
+  t.numa_level = level_index("numa");
+  t.core_level = level_index("core");
+  if (const auto ic = n["interconnect"]) {
+    r.expect_map(ic, "interconnect");
+    r.only_keys(ic, "interconnect", {"base", "hop", "links"});
+    t.cross_base = r.duration(r.require(ic, "base", "interconnect"), "interconnect base", false);
+    t.hop = r.duration(r.require(ic, "hop", "interconnect"), "interconnect hop", false);
+    if (const auto links = ic["links"]) {
+      const int outer = t.levels[0].count;
+      if (links.IsScalar()) {
+        const std::string s = links.Scalar();
+        if (s == "ring") {
+          for (int a = 0; a < outer && outer > 1; ++a) t.links.push_back({a, (a + 1) % outer});
+        } else if (s != "full") {
+          r.fail(links, "unknown interconnect '" + s + "'", "full, ring, or a list of [a, b] pairs");
+        }
+      } else if (links.IsSequence()) {
+        for (const auto& p : links) {
+          if (!p.IsSequence() || p.size() != 2) r.fail(p, "interconnect link is not a pair", "[a, b]");
+          t.links.push_back({static_cast<int>(r.integer(p[0], "link end", 0, outer - 1)),
+                             static_cast<int>(r.integer(p[1], "link end", 0, outer - 1))});
+        }
+      } else {
+        r.fail(links, "interconnect links is neither a name nor a list", "full, ring, or a list of [a, b] pairs");
+      }
+    }
+  } else if (t.levels[0].count > 1) {
+    r.fail(n, "machine has " + std::to_string(t.levels[0].count) + " '" + t.levels[0].name +
+                  "' elements but no interconnect", "'interconnect: {base: TIME, hop: TIME}'");
+  }
+  t.local_hit = r.duration(r.require(n, "local_hit", "machine"), "local_hit", false);
+  t.local_atomic = r.duration(r.require(n, "local_atomic", "machine"), "local_atomic", false);
+  if (n["invalidate_per_sharer"]) t.invalidate_per_sharer = r.duration(n["invalidate_per_sharer"], "invalidate_per_sharer", false);
+  if (const auto m = n["matrix"]) {
+    if (!m.IsSequence()) r.fail(m, "matrix is not a list of rows", "a list of rows of times");
+    for (const auto& row : m) {
+      if (!row.IsSequence()) r.fail(row, "matrix row is not a list", "a list of times");
+      for (const auto& v : row) t.measured_matrix.push_back(r.duration(v, "matrix entry", false));
+    }
+  }
+  try {
+    Topology check(t);
+    (void)check;
+  } catch (const std::invalid_argument& e) {
+    r.fail(n, std::string("machine is inconsistent: ") + e.what(), "a consistent topology");
+  }
+  return t;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ScenarioError({path, 0, 0}, "cannot open the file", "a readable file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+YAML::Node parse_yaml(const std::string& text, const std::string& file) {
+  try {
+    YAML::Node root = YAML::Load(text);
+    return root;
+  } catch (const YAML::ParserException& e) {
+    throw ScenarioError({file, e.mark.line + 1, e.mark.column + 1}, "YAML syntax error: " + e.msg, "valid YAML");
+  }
+}
+
+std::string hex64(std::uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+Scenario load_from(const std::string& text, const std::string& file, const std::vector<std::string>& machine_dirs) {
+  Reader r(file);
+  YAML::Node root = parse_yaml(text, file);
+  if (!root || root.IsNull())
+    throw ScenarioError({file, 1, 1}, "the scenario is empty", "a mapping with scenario, machine, workload, strategies");
+  r.expect_map(root, "the scenario");
+  r.only_keys(root, "the scenario", {"scenario", "description", "source", "machine", "workload", "strategies"});
+  Scenario sc;
+  sc.path = file;
+  sc.text = text;
+  sc.hash = hex64(sim::stable_hash(text));
+  sc.name = r.name(r.require(root, "scenario", "the scenario"), "scenario name");
+  if (root["description"]) sc.description = r.scalar(root["description"], "description");
+  if (root["source"]) sc.source = r.scalar(root["source"], "source");
+
+  const auto machine = r.require(root, "machine", "the scenario");
+  if (machine.IsScalar()) {
+    sc.machine_name = r.name(machine, "machine");
+    std::vector<std::string> dirs = machine_dirs;
+    const fs::path here = fs::path(file).parent_path();
+    dirs.push_back((here / ".." / "machines").string());
+    dirs.push_back((here / "machines").string());
+    std::string path = find_machine_file(sc.machine_name, dirs);
+    if (path.empty())
+      r.fail(machine, "unknown machine preset '" + sc.machine_name + "'",
+             "a preset of scenarios/machines/ (power5p-64, ...) or an inline machine mapping");
+    sc.machine = load_machine_file(path);
+  } else {
+    sc.machine = parse_machine(r, machine, sc.name + "-machine");
+    sc.machine_name = sc.machine.name;
+  }
+
+  const auto wl = r.require(root, "workload", "the scenario");
+  r.expect_map(wl, "workload");
+  r.only_keys(wl, "workload", {"tasks", "placement", "loop", "warmup", "duration", "cpus"});
+  Workload& w = sc.workload;
+  if (wl["tasks"]) {
+    const std::string t = r.scalar(wl["tasks"], "tasks");
+    if (t == "process") w.tasks = TaskKind::kProcess;
+    else if (t == "thread") w.tasks = TaskKind::kThread;
+    else r.fail(wl["tasks"], "unknown task kind '" + t + "'", "process or thread");
+  } else {
+    r.fail(wl, "workload has no 'tasks'", "'tasks: process' or 'tasks: thread'");
+  }
+  if (wl["placement"]) {
+    const std::string p = r.scalar(wl["placement"], "placement");
+    if (p == "compact") w.placement = Placement::kCompact;
+    else if (p == "spread") w.placement = Placement::kSpread;
+    else if (p == "smt-last") w.placement = Placement::kSmtLast;
+    else r.fail(wl["placement"], "unknown placement '" + p + "'", "compact, spread or smt-last");
+  }
+  const auto loop = r.require(wl, "loop", "workload");
+  w.loop_mark = r.mark(loop);
+  if (!loop.IsSequence() || loop.size() == 0) r.fail(loop, "workload loop is not a non-empty list", "a list of op names");
+  for (const auto& op : loop) w.loop.push_back(r.name(op, "loop op"));
+  w.warmup = r.duration(r.require(wl, "warmup", "workload"), "warmup", false);
+  w.duration = r.duration(r.require(wl, "duration", "workload"), "duration", true);
+  const Topology topo(sc.machine);
+  if (const auto cpus = wl["cpus"]) {
+    if (!cpus.IsSequence() || cpus.size() == 0) r.fail(cpus, "cpus is not a non-empty list", "a list such as [1, 2, 4]");
+    for (const auto& c : cpus) w.cpus.push_back(static_cast<int>(r.integer(c, "cpu count", 1, topo.num_cpus())));
+  } else {
+    for (int c = 1; c < topo.num_cpus(); c *= 2) w.cpus.push_back(c);
+    w.cpus.push_back(topo.num_cpus());
+  }
+
+  const auto strategies = r.require(root, "strategies", "the scenario");
+  r.expect_map(strategies, "strategies");
+  if (strategies.size() == 0) r.fail(strategies, "strategies is empty", "at least one strategy");
+  for (const auto& kv : strategies) sc.strategies.push_back(parse_strategy(r, r.name(kv.first, "strategy name"), kv.second));
+  resolve_extends(r, sc.strategies, root);
+  for (const auto& s : sc.strategies) check_references(s, w.loop, w.loop_mark);
+  return sc;
+}
+
+}  // namespace
+
+Duration parse_duration(const std::string& text, const SourceMark& mark) {
+  static const std::pair<const char*, std::int64_t> units[] = {
+      {"ps", 1}, {"ns", 1000}, {"us", 1000000}, {"µs", 1000000}, {"ms", 1000000000}, {"s", 1000000000000}};
+  std::size_t i = 0;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
+  const std::string number = text.substr(0, i);
+  const std::string unit = text.substr(i);
+  const std::string expected = "a time with a unit, such as 120ns, 2.5us, 4ms (units: ps, ns, us, ms, s)";
+  if (number.empty() || std::count(number.begin(), number.end(), '.') > 1 || number == ".")
+    throw ScenarioError(mark, "'" + text + "' is not a time", expected);
+  std::int64_t scale = 0;
+  for (const auto& [u, f] : units)
+    if (unit == u) scale = f;
+  if (unit.empty()) throw ScenarioError(mark, "time '" + text + "' has no unit", expected);
+  if (scale == 0) throw ScenarioError(mark, "time '" + text + "' has an unknown unit '" + unit + "'", expected);
+  // Exact decimal arithmetic: integer part and fraction in picoseconds.
+  const auto dot = number.find('.');
+  const std::string ip = number.substr(0, dot);
+  const std::string fp = dot == std::string::npos ? "" : number.substr(dot + 1);
+  if (ip.size() > 15) throw ScenarioError(mark, "time '" + text + "' is too large", "at most hours of simulated time");
+  __int128 v = (ip.empty() ? 0 : std::stoll(ip)) * static_cast<__int128>(scale);
+  __int128 denom = 1;
+  __int128 frac = 0;
+  for (char c : fp) {
+    if (denom > static_cast<__int128>(1e18)) break;
+    frac = frac * 10 + (c - '0');
+    denom *= 10;
+  }
+  __int128 fpart = frac * scale;
+  if (fpart % denom != 0) throw ScenarioError(mark, "time '" + text + "' is finer than a picosecond", "a whole number of picoseconds");
+  v += fpart / denom;
+  if (v > static_cast<__int128>(INT64_MAX / 4)) throw ScenarioError(mark, "time '" + text + "' is too large", "a smaller time");
+  return Duration{static_cast<std::int64_t>(v)};
+}
+
+std::string find_machine_file(const std::string& name, const std::vector<std::string>& dirs) {
+  std::vector<std::string> all = dirs;
+  if (const char* env = std::getenv("VFSSIM_MACHINES")) all.push_back(env);
+  all.push_back(VFSSIM_MACHINES_DIR);
+  for (const auto& d : all) {
+    if (d.empty()) continue;
+    fs::path p = fs::path(d) / (name + ".yaml");
+    std::error_code ec;
+    if (fs::is_regular_file(p, ec)) return p.string();
+  }
+  return {};
+}
+
+TopologySpec load_machine_file(const std::string& path) {
+  const std::string text = read_file(path);
+  Reader r(path);
+  YAML::Node root = parse_yaml(text, path);
+  if (!root || root.IsNull()) throw ScenarioError({path, 1, 1}, "the machine file is empty", "a machine mapping");
+  return parse_machine(r, root, fs::path(path).stem().string());
+}
+
+Scenario load_scenario_file(const std::string& path, const std::vector<std::string>& machine_dirs) {
+  return load_from(read_file(path), path, machine_dirs);
+}
+
+Scenario load_scenario_string(const std::string& text, const std::string& name,
+                              const std::vector<std::string>& machine_dirs) {
+  return load_from(text, name, machine_dirs);
+}
+
+}  // namespace vfssim::models

@@ -1,0 +1,145 @@
+// The Scenario value: a machine, a workload and locking strategies, parsed
+// and validated from a scenario file (docs/scenario-format.md).
+//
+// Everything here is plain data with the source position of each element,
+// so that later stages (the program compiler, the runner) can still point
+// at the line of the file that caused a problem. Strategies are stored
+// resolved: `extends` has been applied.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "models/hardware/topology.h"
+#include "models/kernel/lock.h"
+#include "sim/time.h"
+
+namespace vfssim::models {
+
+struct SourceMark {
+  std::string file;
+  int line = 0;    // 1-based; 0 when unknown
+  int column = 0;  // 1-based
+};
+
+// A bad scenario: what() is "FILE:LINE:COL: what is wrong; what was expected".
+class ScenarioError : public std::runtime_error {
+ public:
+  ScenarioError(SourceMark mark, const std::string& problem, const std::string& expected);
+  const SourceMark& mark() const { return mark_; }
+  const std::string& problem() const { return problem_; }
+  const std::string& expected() const { return expected_; }
+
+ private:
+  SourceMark mark_;
+  std::string problem_, expected_;
+};
+
+// Which instance of a lock or line a CPU touches.
+enum class Scope {
+  kGlobal,   // one for the whole machine
+  kNode,     // one per NUMA node
+  kCpu,      // one per CPU (per-CPU data, lglock/brlock parts)
+  kProcess,  // one per process: shared by the threads of one process (files_struct)
+  kTask,     // one per task: private (a file of its own)
+};
+const char* to_string(Scope s);
+
+// A time drawn per use: fixed, exponential or uniform.
+struct TimeDist {
+  enum class Kind : std::uint8_t { kFixed, kExponential, kUniform };
+  Kind kind = Kind::kFixed;
+  Duration a{0};  // fixed value, exponential mean, or uniform low
+  Duration b{0};  // uniform high
+  Duration mean() const { return kind == Kind::kUniform ? (a + b) / 2 : a; }
+};
+
+struct LockDecl {
+  std::string name;
+  std::string kind;  // "ticket", "mcs"
+  Scope scope = Scope::kGlobal;
+  SourceMark mark;
+};
+
+struct LineDecl {
+  std::string name;
+  Scope scope = Scope::kGlobal;
+  SourceMark mark;
+};
+
+enum class StepKind { kCompute, kLock, kAtomic, kRead, kCall, kRepeat };
+
+struct Step {
+  StepKind kind = StepKind::kCompute;
+  std::string target;    // lock, line or op name
+  TimeDist time;         // compute time, or lock hold time when there is no body
+  LockMode mode = LockMode::kExclusive;
+  bool has_body = false;
+  std::vector<Step> body;  // steps run while holding the lock / repeated
+  int count = 1;           // repeat count
+  std::string fn;          // kernel function this step stands for (profile)
+  SourceMark mark;
+};
+
+struct OpDef {
+  std::string name;
+  std::vector<Step> steps;
+  SourceMark mark;
+};
+
+struct Strategy {
+  std::string name;
+  std::string description;
+  std::string extends;
+  std::map<std::string, LockDecl> locks;
+  std::map<std::string, LineDecl> lines;
+  std::map<std::string, OpDef> ops;
+  SourceMark mark;
+};
+
+enum class TaskKind { kProcess, kThread };
+
+struct Workload {
+  TaskKind tasks = TaskKind::kProcess;  // processes: a files_struct each; threads: one shared
+  Placement placement = Placement::kSpread;
+  std::vector<std::string> loop;        // ops of one iteration; ops/s counts iterations
+  Duration warmup{0};
+  Duration duration{0};
+  std::vector<int> cpus;                // default sweep
+  SourceMark loop_mark;
+};
+
+struct Scenario {
+  std::string name;
+  std::string description;
+  std::string source;
+  std::string machine_name;
+  TopologySpec machine;
+  Workload workload;
+  std::vector<Strategy> strategies;  // file order, `extends` applied
+  std::string path;                  // file it came from ("<string>" otherwise)
+  std::string text;                  // the file's text, stored with results
+  std::string hash;                  // fnv1a64 of `text`, hex
+
+  const Strategy& strategy(const std::string& name) const;
+  bool has_strategy(const std::string& name) const;
+};
+
+// Loads and validates a scenario file. Machine presets named by the file
+// are looked up in `machine_dirs` (then beside the file, in ../machines).
+Scenario load_scenario_file(const std::string& path, const std::vector<std::string>& machine_dirs = {});
+// The same from text; `name` stands for the file in messages.
+Scenario load_scenario_string(const std::string& text, const std::string& name,
+                              const std::vector<std::string>& machine_dirs = {});
+// Loads a machine preset file (scenarios/machines/*.yaml).
+TopologySpec load_machine_file(const std::string& path);
+// Finds a preset by name in the given directories and the built-in one.
+std::string find_machine_file(const std::string& name, const std::vector<std::string>& dirs);
+
+// Parses "120ns", "2.5us", "4ms", "300ps", "1s".
+Duration parse_duration(const std::string& text, const SourceMark& mark);
+
+}  // namespace vfssim::models

@@ -1,0 +1,49 @@
+#include "sim/simulation.h"
+
+#include <cstdio>
+#include <string>
+
+namespace vfssim::sim {
+
+const char* to_string(StopReason r) {
+  switch (r) {
+    case StopReason::kTimeLimit: return "time-limit";
+    case StopReason::kRequested: return "requested";
+    case StopReason::kQueueEmpty: return "queue-empty";
+    case StopReason::kEventBudget: return "event-budget";
+  }
+  return "?";
+}
+
+StopReason Simulation::run(const RunLimits& limits) {
+  stop_requested_ = false;
+  std::uint64_t budget = limits.max_events;
+  while (!queue_.empty()) {
+    if (queue_.top().time > limits.end) {
+      now_ = limits.end;
+      return StopReason::kTimeLimit;
+    }
+    if (budget == 0) return StopReason::kEventBudget;
+    --budget;
+    Event e = queue_.pop();
+    now_ = e.time;
+    ++events_executed_;
+    handlers_[e.target]->handle(*this, e);
+    if (stop_requested_) return StopReason::kRequested;
+  }
+  return StopReason::kQueueEmpty;
+}
+
+std::string format_duration(Duration d) {
+  const std::int64_t v = d.count();
+  const std::int64_t a = v < 0 ? -v : v;
+  char buf[64];
+  if (a >= 1'000'000'000'000) std::snprintf(buf, sizeof buf, "%gs", static_cast<double>(v) * 1e-12);
+  else if (a >= 1'000'000'000) std::snprintf(buf, sizeof buf, "%gms", static_cast<double>(v) * 1e-9);
+  else if (a >= 1'000'000) std::snprintf(buf, sizeof buf, "%gus", static_cast<double>(v) * 1e-6);
+  else if (a >= 1'000) std::snprintf(buf, sizeof buf, "%gns", static_cast<double>(v) * 1e-3);
+  else std::snprintf(buf, sizeof buf, "%lldps", static_cast<long long>(v));
+  return buf;
+}
+
+}  // namespace vfssim::sim

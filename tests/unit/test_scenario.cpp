@@ -1,0 +1,102 @@
+// Scenario loading: the seed scenario parses; bad input is reported with
+// file, line, column and what was expected.
+#include <doctest/doctest.h>
+
+#include "models/experiment/experiment.h"
+#include "models/scenario/scenario.h"
+
+using namespace vfssim;
+using namespace vfssim::models;
+
+namespace {
+
+const std::string kSeed = std::string(VFSSIM_SOURCE_DIR) + "/scenarios/seed/open-close-power5.yaml";
+
+const char* kMinimal = R"(scenario: tiny
+machine:
+  levels:
+    - {name: socket, count: 1, transfer: 20ns}
+    - {name: core, count: 4}
+  local_hit: 1ns
+  local_atomic: 10ns
+workload:
+  tasks: thread
+  loop: [op]
+  warmup: 1us
+  duration: 10us
+strategies:
+  base:
+    locks:
+      l: {kind: mcs, scope: global}
+    ops:
+      op:
+        - compute: 100ns
+        - lock: l
+          hold: 50ns
+)";
+
+std::string replace(std::string s, const std::string& from, const std::string& to) {
+  auto pos = s.find(from);
+  REQUIRE(pos != std::string::npos);
+  return s.replace(pos, from.size(), to);
+}
+
+void expect_error(const std::string& text, int line, int column, const std::string& fragment) {
+  try {
+    load_scenario_string(text, "bad.yaml");
+    FAIL("no error for: " << fragment);
+  } catch (const ScenarioError& e) {
+    const std::string message = e.what();
+    CAPTURE(message);
+    CHECK(e.mark().file == "bad.yaml");
+    CHECK(e.mark().line == line);
+    CHECK(e.mark().column == column);
+    CHECK(std::string(e.what()).find(fragment) != std::string::npos);
+    CHECK(std::string(e.what()).find("expected") != std::string::npos);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the seed scenario loads with both strategies resolved") {
+  const Scenario sc = load_scenario_file(kSeed);
+  CHECK(sc.name == "open-close-power5");
+  CHECK(sc.machine_name == "power5p-64");
+  REQUIRE(sc.strategies.size() == 2);
+  const auto& vfs = sc.strategy("vfs-scale");
+  CHECK(vfs.locks.at("files_lock").scope == Scope::kCpu);
+  CHECK(vfs.locks.at("file_lock").scope == Scope::kProcess);  // inherited from baseline
+  CHECK(sc.workload.cpus == std::vector<int>{1, 2, 4, 8, 16, 32, 64});
+}
+
+TEST_CASE("times parse exactly with their unit") {
+  const SourceMark m{"x", 1, 1};
+  CHECK(parse_duration("120ns", m) == sim::nanoseconds(120));
+  CHECK(parse_duration("2.5us", m) == sim::nanoseconds(2500));
+  CHECK(parse_duration("4ms", m) == sim::microseconds(4000));
+  CHECK(parse_duration("300ps", m) == sim::picoseconds(300));
+  CHECK(parse_duration("0.001ns", m) == sim::picoseconds(1));
+  CHECK_THROWS_AS(parse_duration("120", m), ScenarioError);
+  CHECK_THROWS_AS(parse_duration("12 parsecs", m), ScenarioError);
+  CHECK_THROWS_AS(parse_duration("0.0001ns", m), ScenarioError);
+}
+
+TEST_CASE("the minimal scenario runs") {
+  const Scenario sc = load_scenario_string(kMinimal, "tiny.yaml");
+  const auto r = run_point(sc, PointSpec{"base", 2, 0, 1});
+  CHECK(r.ops > 0);
+}
+
+TEST_CASE("bad scenarios name file, line and column") {
+  expect_error(replace(kMinimal, "hold: 50ns", "hold: 50"), 21, 17, "has no unit");
+  expect_error(replace(kMinimal, "hold: 50ns", "hold: 50ns\n          spin: yes"), 22, 11, "unknown key 'spin'");
+  expect_error(replace(kMinimal, "kind: mcs", "kind: mutexx"), 16, 17, "unknown lock kind 'mutexx'");
+  expect_error(replace(kMinimal, "- lock: l", "- lock: m"), 20, 11, "does not declare");
+  expect_error(replace(kMinimal, "tasks: thread", "tasks: fibre"), 9, 10, "unknown task kind");
+  expect_error(replace(kMinimal, "duration: 10us", "duration: 0us"), 12, 13, "greater than zero");
+  expect_error(replace(kMinimal, "loop: [op]", "loop: [op, nope]"), 10, 9, "does not define");
+  expect_error(replace(kMinimal, "        - compute: 100ns", "        - call: op"), 19, 11, "cycle");
+  expect_error("scenario: x\nmachine: nosuch\nworkload: {}\nstrategies: {}\n", 2, 10, "unknown machine preset");
+  expect_error("scenario: [unclosed\n", 2, 1, "YAML syntax error");
+  expect_error("", 1, 1, "empty");
+}
