@@ -27,7 +27,10 @@ models::Scenario bench_scenario(const std::string& lock, int cpus, sim::Duration
   sc.workload.cpus = {cpus};
   Strategy s;
   s.name = lock;
-  s.locks["the_lock"] = LockDecl{"the_lock", lock, Scope::kGlobal, {}};
+  LockDecl decl;
+  decl.name = "the_lock";
+  decl.kind = lock;
+  s.locks["the_lock"] = decl;
   Step think;
   think.kind = StepKind::kCompute;
   think.time = TimeDist{TimeDist::Kind::kExponential, sim::microseconds(2), Duration{0}};

@@ -3,15 +3,22 @@
 #include <algorithm>
 #include <map>
 
+#include "models/kernel/mutex.h"
+#include "models/kernel/rwlock.h"
 #include "models/kernel/spinlocks.h"
 
 namespace vfssim::models {
 
-std::unique_ptr<Lock> make_lock(const LockDecl& decl, const Topology& topo) {
-  if (decl.kind == "ticket") return std::make_unique<TicketSpinlock>(topo);
-  if (decl.kind == "mcs") return std::make_unique<McsSpinlock>(topo);
+std::unique_ptr<Lock> make_lock(const LockDecl& decl, LockContext ctx) {
+  if (decl.kind == "tas") return std::make_unique<TasSpinlock>(ctx);
+  if (decl.kind == "ticket") return std::make_unique<TicketSpinlock>(ctx);
+  if (decl.kind == "mcs") return std::make_unique<McsSpinlock>(ctx);
+  if (decl.kind == "mutex") return std::make_unique<Mutex>(ctx, decl.spin, decl.wake_latency);
+  if (decl.kind == "rwsem") return std::make_unique<RwLock>(ctx, "rwsem", !decl.spin, false, decl.wake_latency);
+  if (decl.kind == "rwlock") return std::make_unique<RwLock>(ctx, "rwlock", false, decl.reader_preference, Duration{0});
+  if (decl.kind == "brlock") return std::make_unique<BrLock>(ctx);
   throw ScenarioError(decl.mark, "lock '" + decl.name + "' has kind '" + decl.kind + "', which has no model",
-                      "one of: ticket, mcs");
+                      "a kind listed in docs/scenario-format.md");
 }
 
 namespace {
@@ -54,7 +61,8 @@ Executor::Executor(sim::Simulation& sim, const Program& program, const Topology&
       const int key = instance_key(d.scope, topo_, config_.tasks, static_cast<int>(t), task.cpu);
       auto [it, inserted] = lock_index.try_emplace({s, key}, static_cast<std::uint32_t>(lock_instances_.size()));
       if (inserted) {
-        lock_instances_.push_back(config_.lock_factory(d, topo_));
+        LockContext ctx{&topo_, sim::RngStream(config_.seed, "lock:" + d.name, static_cast<std::uint64_t>(key))};
+        lock_instances_.push_back(config_.lock_factory(d, ctx));
         lock_slot_of_instance_.push_back(s);
       }
       lock_table_[t * nlocks + s] = lock_instances_[it->second].get();
@@ -122,23 +130,41 @@ sim::Duration Executor::draw(Task& task, const TimeDist& d) {
   return d.a;
 }
 
-void Executor::granted(std::uint32_t id, int cpu, sim::Time at) {
-  if (exclusive_holder_[id] >= 0 || shared_holders_[id] > 0)
-    throw InvariantViolation("mutual exclusion broken: lock '" + program_.locks[lock_slot_of_instance_[id]].name +
-                             "' granted to cpu " + std::to_string(cpu) + " while cpu " +
-                             std::to_string(exclusive_holder_[id]) + " holds it");
+const std::string& Executor::lock_name(std::uint32_t id) const {
+  return program_.locks[lock_slot_of_instance_[id]].name;
+}
+
+// The checker, independent of the lock models: a writer (exclusive holder)
+// is alone; readers share only with readers; an exclusive grant never
+// precedes the release it follows.
+void Executor::granted(std::uint32_t id, int cpu, sim::Time at, LockMode mode) {
+  if (exclusive_holder_[id] >= 0)
+    throw InvariantViolation("mutual exclusion broken: lock '" + lock_name(id) + "' granted to cpu " +
+                             std::to_string(cpu) + " while cpu " + std::to_string(exclusive_holder_[id]) +
+                             " holds it exclusively");
+  if (mode == LockMode::kShared) {
+    ++shared_holders_[id];
+    return;
+  }
+  if (shared_holders_[id] > 0)
+    throw InvariantViolation("reader-writer exclusion broken: lock '" + lock_name(id) + "' granted to writer cpu " +
+                             std::to_string(cpu) + " while " + std::to_string(shared_holders_[id]) + " readers hold it");
   if (at < last_release_[id])
-    throw InvariantViolation("lock '" + program_.locks[lock_slot_of_instance_[id]].name +
-                             "' granted before its previous release");
+    throw InvariantViolation("lock '" + lock_name(id) + "' granted before its previous release");
   exclusive_holder_[id] = cpu;
 }
 
-void Executor::released(std::uint32_t id, int cpu, sim::Time at) {
-  if (exclusive_holder_[id] != cpu)
-    throw InvariantViolation("cpu " + std::to_string(cpu) + " released lock '" +
-                             program_.locks[lock_slot_of_instance_[id]].name + "' it does not hold");
-  exclusive_holder_[id] = -1;
-  last_release_[id] = at;
+void Executor::released(std::uint32_t id, int cpu, sim::Time at, LockMode mode) {
+  if (mode == LockMode::kShared) {
+    if (shared_holders_[id] <= 0)
+      throw InvariantViolation("cpu " + std::to_string(cpu) + " released read lock '" + lock_name(id) + "' nobody holds");
+    --shared_holders_[id];
+  } else {
+    if (exclusive_holder_[id] != cpu)
+      throw InvariantViolation("cpu " + std::to_string(cpu) + " released lock '" + lock_name(id) + "' it does not hold");
+    exclusive_holder_[id] = -1;
+  }
+  if (last_release_[id] < at) last_release_[id] = at;
 }
 
 // The interpreter loop. `at` is the task's local clock; compute steps
@@ -175,28 +201,35 @@ void Executor::run(std::size_t t, sim::Time at, bool from_event) {
           task.blocked_since = at;
           return;  // the release that hands over the lock resumes us
         }
-        granted(id, task.cpu, g);
+        granted(id, task.cpu, g, in.mode);
         time_ps_[task.pc] += (g - at).count();
         at = g;
         break;
       }
       case InstrKind::kRelease: {
         const std::uint32_t id = task.lock_ids[in.slot];
-        released(id, task.cpu, at);
+        released(id, task.cpu, at, in.mode);
         woken_.clear();
-        task.locks[in.slot]->release(task.cpu, at, in.mode, woken_);
+        const sim::Time done = task.locks[in.slot]->release(task.cpu, at, in.mode, woken_);
+        time_ps_[task.pc] += (done - at).count();
         // Hand over: each woken task resumes at its grant time. It only
         // runs compute steps before scheduling, so running it now is safe.
+        // A woken task that was only told to retry re-runs its acquire.
+        // The nested run() executes no shared step, so woken_ stays ours.
         for (std::size_t w = 0; w < woken_.size(); ++w) {
           const Grant gr = woken_[w];
           const int wt = task_of_cpu_[gr.cpu];
           Task& other = tasks_[wt];
-          granted(id, gr.cpu, gr.at);
-          time_ps_[other.pc] += (gr.at - other.blocked_since).count();
+          const Instr& their = code[other.pc];
+          if (!gr.slept) time_ps_[other.pc] += (gr.at - other.blocked_since).count();
           other.blocked = false;
-          ++other.pc;
+          if (!gr.retry) {
+            granted(id, gr.cpu, gr.at, their.mode);
+            ++other.pc;
+          }
           run(static_cast<std::size_t>(wt), gr.at, false);
         }
+        at = done;
         break;
       }
       case InstrKind::kAtomic: {

@@ -35,8 +35,8 @@ class InvariantViolation : public std::logic_error {
 };
 
 // Creates the lock instance for a declaration; tests substitute broken ones.
-using LockFactory = std::unique_ptr<Lock> (*)(const LockDecl&, const Topology&);
-std::unique_ptr<Lock> make_lock(const LockDecl& decl, const Topology& topo);
+using LockFactory = std::unique_ptr<Lock> (*)(const LockDecl&, LockContext);
+std::unique_ptr<Lock> make_lock(const LockDecl& decl, LockContext ctx);
 
 struct ProfileEntry {
   std::string symbol;
@@ -109,8 +109,9 @@ class Executor final : public sim::EventHandler {
   // Runs task `t` from local time `at` (>= now) until it must wait.
   void run(std::size_t t, sim::Time at, bool from_event);
   sim::Duration draw(Task& task, const TimeDist& d);
-  void granted(std::uint32_t lock_id, int cpu, sim::Time at);
-  void released(std::uint32_t lock_id, int cpu, sim::Time at);
+  void granted(std::uint32_t lock_id, int cpu, sim::Time at, LockMode mode);
+  void released(std::uint32_t lock_id, int cpu, sim::Time at, LockMode mode);
+  const std::string& lock_name(std::uint32_t lock_id) const;
   void reset_window();
 
   sim::Simulation& sim_;

@@ -14,6 +14,7 @@
 
 #include "models/hardware/cache_line.h"
 #include "models/hardware/topology.h"
+#include "sim/rng.h"
 #include "sim/time.h"
 
 namespace vfssim::models {
@@ -46,10 +47,18 @@ struct LockStats {
   void reset() { *this = LockStats{}; }
 };
 
-// A grant decided by the lock: `cpu` holds the lock from `at`.
+// A decision of the lock about a waiter.
 struct Grant {
   int cpu;
-  Time at;
+  Time at;             // when it happens
+  bool retry = false;  // the waiter only wakes at `at` and must try again (not granted)
+  bool slept = false;  // the waiter slept (its wait is idle time, not CPU time)
+};
+
+// What a lock model may use: the machine and a random stream of its own.
+struct LockContext {
+  const Topology* topo = nullptr;
+  sim::RngStream rng;
 };
 
 class Lock {
@@ -62,8 +71,14 @@ class Lock {
   virtual bool acquire(int cpu, Time now, LockMode mode, Time& granted_at) = 0;
 
   // Releases the lock held by `cpu` at `now` and appends to `woken` every
-  // waiter that now gets it, with the instant it does.
-  virtual void release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) = 0;
+  // waiter that now gets it (or must wake and retry), with the instant it
+  // does. Returns when the releaser may go on (an atomic release on a
+  // shared word, such as up_read, costs the releaser a transfer).
+  virtual Time release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) = 0;
+
+  // Whether the last refused acquire() left the caller sleeping rather than
+  // spinning (its wait is then idle time).
+  virtual bool waits_asleep(LockMode) const { return false; }
 
   // The kernel symbol that spinning or sleeping on this lock shows in a
   // profile ("_raw_spin_lock", "mutex_lock", ...).

@@ -40,14 +40,14 @@ bool FifoSpinlock::acquire(int cpu, Time now, LockMode, Time& granted_at) {
 // No waiter: the lock is free, the releaser keeps the line.
 // Waiters: the head gets the lock after the model's handoff cost; the line
 // moves to it.
-void FifoSpinlock::release(int cpu, Time now, LockMode, std::vector<Grant>& woken) {
+Time FifoSpinlock::release(int cpu, Time now, LockMode, std::vector<Grant>& woken) {
   stats_.record_hold(now - hold_start_);
   if (waiters_.empty()) {
     holder_ = -1;
-    return;
+    return now;
   }
   const std::size_t waiting = waiters_.size();
-  const auto next = waiters_.pop();
+  const auto next = waiters_.take(pick_next(waiting));
   const Time at = now + handoff_cost(cpu, next.cpu, waiting);
   line_.move_to(next.cpu, at);
   holder_ = next.cpu;
@@ -59,6 +59,7 @@ void FifoSpinlock::release(int cpu, Time now, LockMode, std::vector<Grant>& woke
     ++stats_.con_bounces;
   }
   woken.push_back({next.cpu, at});
+  return now;
 }
 
 }  // namespace vfssim::models

@@ -1,6 +1,7 @@
-// Spinlocks: ticket and queued (MCS / qspinlock).
+// Spinlocks: test-and-set, ticket and queued (MCS / qspinlock).
 //
-// Both grant in FIFO order; they differ in what a handoff costs.
+// Ticket and MCS grant in FIFO order; they differ in what a handoff costs.
+// Test-and-set grants to a random waiter.
 //
 //   ticket: every waiter spins reading the one lock word. The release store
 //           invalidates all k spinning copies; the waiters then re-read the
@@ -11,6 +12,12 @@
 //   mcs:    each waiter spins on its own queue node; the release writes the
 //           successor's node only: one line transfer whatever the queue
 //           length (kernel/locking/qspinlock.c, mcs_spinlock.h).
+//   tas:    test-and-test-and-set (powerpc's arch_spin_lock of the 2.6
+//           era: lwarx/stwcx. loop). On release every spinner re-reads
+//           the line and races an atomic; the winner is any of them. One
+//           transfer when a single CPU waits; with more, the winner's read
+//           and its atomic each cost a transfer because losers' atomics
+//           steal the line in between.
 //
 // Waiters cost no events: they sit in the queue until a release computes
 // their grant time (the cost rule of DESIGN.md).
@@ -44,6 +51,15 @@ class WaiterQueue {
     --size_;
     return w;
   }
+  const Waiter& at(std::size_t i) const { return buf_[(head_ + i) % buf_.size()]; }
+  // Removes and returns the i-th waiter, keeping the others in order.
+  Waiter take(std::size_t i) {
+    if (i == 0) return pop();
+    Waiter w = at(i);
+    for (std::size_t j = i; j + 1 < size_; ++j) buf_[(head_ + j) % buf_.size()] = buf_[(head_ + j + 1) % buf_.size()];
+    --size_;
+    return w;
+  }
 
  private:
   void grow() {
@@ -59,10 +75,10 @@ class WaiterQueue {
 // Common state of FIFO spinlocks: one holder, a queue, the lock word's line.
 class FifoSpinlock : public Lock {
  public:
-  explicit FifoSpinlock(const Topology& topo) : topo_(&topo) {}
+  explicit FifoSpinlock(LockContext ctx) : topo_(ctx.topo), rng_(ctx.rng) {}
 
   bool acquire(int cpu, Time now, LockMode mode, Time& granted_at) override;
-  void release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) override;
+  Time release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) override;
   const char* wait_symbol() const override { return "_raw_spin_lock"; }
 
   int holder() const { return holder_; }
@@ -72,8 +88,11 @@ class FifoSpinlock : public Lock {
   // Time from the release at `now` to `next` owning the lock, with
   // `waiting` CPUs queued (including `next`).
   virtual Duration handoff_cost(int releaser, int next, std::size_t waiting) const = 0;
+  // Index in the queue of the waiter that gets the lock (0: FIFO head).
+  virtual std::size_t pick_next(std::size_t) { return 0; }
 
   const Topology* topo_;
+  sim::RngStream rng_;
 
  private:
   int holder_ = -1;
@@ -94,6 +113,19 @@ class TicketSpinlock final : public FifoSpinlock {
     Duration t = topo_->transfer(releaser, next);
     return t + t * static_cast<std::int64_t>(waiting - 1) / 2;
   }
+};
+
+class TasSpinlock final : public FifoSpinlock {
+ public:
+  using FifoSpinlock::FifoSpinlock;
+  const char* kind() const override { return "tas"; }
+
+ protected:
+  Duration handoff_cost(int releaser, int next, std::size_t waiting) const override {
+    const Duration t = topo_->transfer(releaser, next);
+    return waiting > 1 ? t * 2 : t;
+  }
+  std::size_t pick_next(std::size_t waiting) override { return rng_.below(waiting); }
 };
 
 class McsSpinlock final : public FifoSpinlock {

@@ -5,6 +5,7 @@
 // name a step uses must be declared. Errors carry FILE:LINE:COL.
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -53,6 +54,11 @@ bool Scenario::has_strategy(const std::string& n) const {
   for (const auto& s : strategies)
     if (s.name == n) return true;
   return false;
+}
+
+const std::vector<std::string>& lock_kinds() {
+  static const std::vector<std::string> k{"tas", "ticket", "mcs", "mutex", "rwsem", "rwlock", "brlock"};
+  return k;
 }
 
 namespace {
@@ -127,6 +133,13 @@ class Reader {
     return v;
   }
 
+  bool boolean(const YAML::Node& n, const std::string& what) const {
+    const std::string s = scalar(n, what);
+    if (s == "true" || s == "yes") return true;
+    if (s == "false" || s == "no") return false;
+    fail(n, what + " '" + s + "' is not a boolean", "true or false");
+  }
+
   Duration duration(const YAML::Node& n, const std::string& what, bool positive) const {
     Duration d = parse_duration(scalar(n, what), mark(n));
     if (positive && d <= Duration{0}) fail(n, what + " must be greater than zero", "a positive time such as 100ns");
@@ -172,10 +185,6 @@ Scope parse_scope(const Reader& r, const YAML::Node& n) {
   r.fail(n, "unknown scope '" + s + "'", "one of: global, node, cpu, process, task");
 }
 
-const std::set<std::string>& lock_kinds() {
-  static const std::set<std::string> k{"ticket", "mcs"};
-  return k;
-}
 
 std::vector<Step> parse_steps(const Reader& r, const YAML::Node& n, const std::string& where);
 
@@ -262,11 +271,34 @@ Strategy parse_strategy(const Reader& r, const std::string& name, const YAML::No
       d.mark = r.mark(kv.first);
       const std::string what = "lock '" + d.name + "'";
       r.expect_map(kv.second, what);
-      r.only_keys(kv.second, what, {"kind", "scope"});
+      r.only_keys(kv.second, what, {"kind", "scope", "spin", "wake", "fair"});
       const auto kind = r.require(kv.second, "kind", what);
       d.kind = r.scalar(kind, "kind");
-      if (!lock_kinds().count(d.kind)) r.fail(kind, "unknown lock kind '" + d.kind + "'", "one of: ticket, mcs");
+      const auto& kinds = lock_kinds();
+      if (std::find(kinds.begin(), kinds.end(), d.kind) == kinds.end()) {
+        std::string list;
+        for (const auto& k : kinds) list += (list.empty() ? "" : ", ") + k;
+        r.fail(kind, "unknown lock kind '" + d.kind + "'", "one of: " + list);
+      }
       d.scope = parse_scope(r, r.require(kv.second, "scope", what));
+      const bool sleeper_kind = d.kind == "mutex" || d.kind == "rwsem";
+      if (const auto spin = kv.second["spin"]) {
+        if (!sleeper_kind) r.fail(spin, "'spin' does not apply to a " + d.kind + " lock", "'spin' only on mutex and rwsem locks");
+        d.spin = r.boolean(spin, "spin");
+      } else {
+        d.spin = d.kind != "rwsem";  // rwsem readers sleep; mutex owners are spun on
+      }
+      if (const auto wake = kv.second["wake"]) {
+        if (!sleeper_kind) r.fail(wake, "'wake' does not apply to a " + d.kind + " lock", "'wake' only on mutex and rwsem locks");
+        d.wake_latency = r.duration(wake, "wake latency", true);
+      } else if (sleeper_kind && !d.spin) {
+        r.fail(kv.second, what + " has sleeping waiters but no wake-up latency",
+               "'wake: TIME' (scheduler wake-up, e.g. 5us)");
+      }
+      if (const auto fair = kv.second["fair"]) {
+        if (d.kind != "rwlock") r.fail(fair, "'fair' does not apply to a " + d.kind + " lock", "'fair' only on rwlock");
+        d.reader_preference = !r.boolean(fair, "fair");
+      }
       s.locks[d.name] = d;
     }
   }

@@ -59,10 +59,16 @@ struct TimeDist {
 
 struct LockDecl {
   std::string name;
-  std::string kind;  // "ticket", "mcs"
+  std::string kind;  // tas, ticket, mcs, mutex, rwsem, rwlock, brlock
   Scope scope = Scope::kGlobal;
+  bool spin = true;             // mutex, rwsem: waiters spin (else sleep)
+  Duration wake_latency{0};     // mutex, rwsem: scheduler wake-up when waiters sleep
+  bool reader_preference = false;  // rwlock: the pre-qrwlock unfair rwlock_t
   SourceMark mark;
 };
+
+// The lock kinds a scenario may declare.
+const std::vector<std::string>& lock_kinds();
 
 struct LineDecl {
   std::string name;

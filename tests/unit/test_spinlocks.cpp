@@ -38,7 +38,10 @@ Scenario lock_loop(const std::string& kind, Duration think, Duration hold, bool 
   sc.workload.placement = Placement::kCompact;
   Strategy s;
   s.name = kind;
-  s.locks["L"] = LockDecl{"L", kind, Scope::kGlobal, {}};
+  LockDecl decl;
+  decl.name = "L";
+  decl.kind = kind;
+  s.locks["L"] = decl;
   Step z;
   z.kind = StepKind::kCompute;
   z.time = TimeDist{exp_think ? TimeDist::Kind::kExponential : TimeDist::Kind::kFixed, think, Duration{0}};
@@ -58,18 +61,18 @@ class BrokenLock final : public Lock {
     at = now;
     return true;
   }
-  void release(int, Time, LockMode, std::vector<Grant>&) override {}
+  Time release(int, Time now, LockMode, std::vector<Grant>&) override { return now; }
   const char* wait_symbol() const override { return "_raw_spin_lock"; }
   const char* kind() const override { return "broken"; }
 };
 
-std::unique_ptr<Lock> broken_factory(const LockDecl&, const Topology&) { return std::make_unique<BrokenLock>(); }
+std::unique_ptr<Lock> broken_factory(const LockDecl&, LockContext) { return std::make_unique<BrokenLock>(); }
 
 }  // namespace
 
 SCENARIO("a queued lock hands over in FIFO order at exactly one transfer") {
   Topology topo(two_sockets());
-  McsSpinlock lock(topo);
+  McsSpinlock lock(LockContext{&topo, {}});
   std::vector<Grant> woken;
   Time g;
   GIVEN("cpu 0 holds the lock and cpus 5 and 1 queue behind it") {
@@ -99,7 +102,7 @@ SCENARIO("a queued lock hands over in FIFO order at exactly one transfer") {
 
 SCENARIO("a ticket lock's handoff grows with the number of waiters") {
   Topology topo(two_sockets());
-  TicketSpinlock lock(topo);
+  TicketSpinlock lock(LockContext{&topo, {}});
   std::vector<Grant> woken;
   Time g;
   REQUIRE(lock.acquire(0, Time{}, LockMode::kExclusive, g));

@@ -1,0 +1,47 @@
+#include "models/kernel/mutex.h"
+
+namespace vfssim::models {
+
+bool Mutex::acquire(int cpu, Time now, LockMode, Time& granted_at) {
+  if (owner_ < 0) {
+    const int prev = line_.owner();
+    granted_at = line_.rmw(*topo_, cpu, now);
+    owner_ = cpu;
+    hold_start_ = granted_at;
+    ++stats_.acquisitions;
+    if (prev >= 0 && prev != cpu) ++stats_.acq_bounces;
+    return true;
+  }
+  (spin_ ? spinners_ : sleepers_).push({cpu, now});
+  return false;
+}
+
+Time Mutex::release(int cpu, Time now, LockMode, std::vector<Grant>& woken) {
+  stats_.record_hold(now - hold_start_);
+  if (!spinners_.empty()) {
+    // 1,x -> 1,y: the OSQ head sees the owner field change and takes it.
+    const auto next = spinners_.pop();
+    const Time at = now + topo_->transfer(cpu, next.cpu);
+    line_.move_to(next.cpu, at);
+    owner_ = next.cpu;
+    hold_start_ = at;
+    ++stats_.acquisitions;
+    stats_.record_wait(at - next.since);
+    if (next.cpu != cpu) {
+      ++stats_.acq_bounces;
+      ++stats_.con_bounces;
+    }
+    woken.push_back({next.cpu, at});
+    return now;
+  }
+  // 1,x -> 0,x: the lock is free; the first sleeper wakes and retries.
+  owner_ = -1;
+  if (!sleepers_.empty()) {
+    const auto next = sleepers_.pop();
+    stats_.record_wait(now + wake_latency_ - next.since);
+    woken.push_back({next.cpu, now + wake_latency_, /*retry=*/true, /*slept=*/true});
+  }
+  return now;
+}
+
+}  // namespace vfssim::models

@@ -1,0 +1,48 @@
+// struct mutex (kernel/locking/mutex.c), reduced to what costs time.
+//
+//   free                 -> fast path: one cmpxchg on the owner word
+//   held, spin allowed   -> optimistic spinning: the waiter joins the OSQ
+//                           (an MCS queue) and spins while the owner runs;
+//                           the release hands the lock to the OSQ head for
+//                           one line transfer
+//   held, no spinning    -> the waiter sleeps on wait_list. The release
+//                           frees the lock and wakes the first sleeper,
+//                           which runs `wake_latency` later and tries
+//                           again: anyone arriving meanwhile takes the
+//                           lock (no handoff), the waker goes back to sleep
+//
+// "Spin allowed" stands for "the owner is on a CPU": one task per CPU
+// never gives up its CPU in the model, so a mutex whose holder does not
+// sleep is spun on (as kernfs_mutex was), while a mutex held across I/O
+// (dqio_mutex around the quota block write) is declared `spin: false`.
+#pragma once
+
+#include "models/kernel/spinlocks.h"
+
+namespace vfssim::models {
+
+class Mutex final : public Lock {
+ public:
+  Mutex(LockContext ctx, bool spin, Duration wake_latency)
+      : topo_(ctx.topo), spin_(spin), wake_latency_(wake_latency) {}
+
+  bool acquire(int cpu, Time now, LockMode mode, Time& granted_at) override;
+  Time release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) override;
+  bool waits_asleep(LockMode) const override { return !spin_; }
+  const char* wait_symbol() const override { return spin_ ? "osq_lock" : "schedule"; }
+  const char* kind() const override { return "mutex"; }
+
+  int owner() const { return owner_; }
+
+ private:
+  const Topology* topo_;
+  bool spin_;
+  Duration wake_latency_;
+  int owner_ = -1;
+  Time hold_start_{};
+  WaiterQueue spinners_;  // the OSQ
+  WaiterQueue sleepers_;  // wait_list
+  CacheLine line_;        // the owner word
+};
+
+}  // namespace vfssim::models

@@ -1,0 +1,184 @@
+#include "models/kernel/rwlock.h"
+
+namespace vfssim::models {
+
+namespace {
+
+template <class Q>
+void compact(Q& queue, std::size_t& head) {
+  if (head > 64 && head * 2 > queue.size()) {
+    queue.erase(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(head));
+    head = 0;
+  }
+}
+
+}  // namespace
+
+// ---- RwLock ----------------------------------------------------------------
+
+const char* RwLock::wait_symbol() const {
+  if (kind_ == std::string("rwsem")) return sleeping_ ? "rwsem_down_read_slowpath" : "rwsem_optimistic_spin";
+  return "queued_read_lock_slowpath";
+}
+
+bool RwLock::acquire(int cpu, Time now, LockMode mode, Time& granted_at) {
+  if (read_start_.size() <= static_cast<std::size_t>(cpu)) read_start_.resize(cpu + 1);
+  const bool queued = head_ < queue_.size();
+  if (mode == LockMode::kShared) {
+    if (writer_ < 0 && (!queued || reader_pref_)) {
+      const int prev = line_.owner();
+      granted_at = line_.rmw(*topo_, cpu, now);
+      ++readers_;
+      read_start_[cpu] = granted_at;
+      ++stats_.acquisitions;
+      if (prev >= 0 && prev != cpu) ++stats_.acq_bounces;
+      return true;
+    }
+  } else if (writer_ < 0 && readers_ == 0 && !queued) {
+    const int prev = line_.owner();
+    granted_at = line_.rmw(*topo_, cpu, now);
+    writer_ = cpu;
+    write_start_ = granted_at;
+    ++stats_.acquisitions;
+    if (prev >= 0 && prev != cpu) ++stats_.acq_bounces;
+    return true;
+  }
+  queue_.push_back({cpu, mode, now});
+  return false;
+}
+
+Time RwLock::release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) {
+  Time done = now;
+  if (mode == LockMode::kShared) {
+    stats_.record_hold(now - read_start_[cpu]);
+    --readers_;
+    done = line_.rmw(*topo_, cpu, now);  // up_read: atomic on the shared count
+    if (readers_ == 0) grant_waiters(cpu, done, woken);
+  } else {
+    stats_.record_hold(now - write_start_);
+    writer_ = -1;
+    grant_waiters(cpu, now, woken);
+  }
+  return done;
+}
+
+// The lock just became free of `releaser`'s hold: admit the head writer, or
+// every reader queued before the next writer.
+void RwLock::grant_waiters(int releaser, Time now, std::vector<Grant>& woken) {
+  if (writer_ >= 0 || head_ >= queue_.size()) return;
+  const bool slept = sleeping_;
+  if (queue_[head_].mode == LockMode::kExclusive) {
+    if (readers_ > 0) return;
+    const Waiter w = queue_[head_++];
+    const Time at = now + handoff(releaser, w.cpu);
+    line_.move_to(w.cpu, at);
+    writer_ = w.cpu;
+    write_start_ = at;
+    ++stats_.acquisitions;
+    stats_.record_wait(at - w.since);
+    if (w.cpu != releaser) ++stats_.con_bounces, ++stats_.acq_bounces;
+    woken.push_back({w.cpu, at, false, slept});
+  } else {
+    while (head_ < queue_.size() && queue_[head_].mode == LockMode::kShared) {
+      const Waiter w = queue_[head_++];
+      // Each woken reader still does its atomic on the count word.
+      const Time at = line_.rmw(*topo_, w.cpu, now + handoff(releaser, w.cpu));
+      ++readers_;
+      read_start_[w.cpu] = at;
+      ++stats_.acquisitions;
+      stats_.record_wait(at - w.since);
+      if (w.cpu != releaser) ++stats_.con_bounces, ++stats_.acq_bounces;
+      woken.push_back({w.cpu, at, false, slept});
+    }
+  }
+  compact(queue_, head_);
+}
+
+// ---- BrLock ----------------------------------------------------------------
+
+BrLock::BrLock(LockContext ctx) : topo_(ctx.topo) {
+  const int n = topo_->num_cpus();
+  last_owner_.resize(n);
+  for (int c = 0; c < n; ++c) last_owner_[c] = c;  // each CPU's lock starts in its cache
+  read_start_.resize(n);
+}
+
+Duration BrLock::take_all(int cpu) {
+  Duration cost{0};
+  for (std::size_t c = 0; c < last_owner_.size(); ++c) {
+    cost += last_owner_[c] == cpu ? topo_->local_atomic() : topo_->transfer(last_owner_[c], cpu) + topo_->local_atomic();
+    last_owner_[c] = cpu;
+  }
+  return cost;
+}
+
+bool BrLock::acquire(int cpu, Time now, LockMode mode, Time& granted_at) {
+  const bool queued = head_ < queue_.size();
+  if (mode == LockMode::kShared) {
+    if (writer_ < 0 && !queued) {
+      const Duration cost = last_owner_[cpu] == cpu ? topo_->local_atomic()
+                                                    : topo_->transfer(last_owner_[cpu], cpu) + topo_->local_atomic();
+      if (last_owner_[cpu] != cpu) ++stats_.acq_bounces;
+      last_owner_[cpu] = cpu;
+      granted_at = now + cost;
+      ++readers_;
+      read_start_[cpu] = granted_at;
+      ++stats_.acquisitions;
+      return true;
+    }
+  } else if (writer_ < 0 && readers_ == 0 && !queued) {
+    granted_at = now + take_all(cpu);
+    writer_ = cpu;
+    write_start_ = granted_at;
+    ++stats_.acquisitions;
+    ++stats_.acq_bounces;
+    return true;
+  }
+  queue_.push_back({cpu, mode, now});
+  return false;
+}
+
+Time BrLock::release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) {
+  if (mode == LockMode::kShared) {
+    stats_.record_hold(now - read_start_[cpu]);
+    --readers_;
+    if (readers_ == 0) grant_waiters(cpu, now, woken);
+    return now;
+  }
+  stats_.record_hold(now - write_start_);
+  writer_ = -1;
+  // Unlocking every CPU's lock: a store per line the writer now owns.
+  const Time done = now + topo_->local_hit() * static_cast<std::int64_t>(last_owner_.size());
+  grant_waiters(cpu, done, woken);
+  return done;
+}
+
+void BrLock::grant_waiters(int releaser, Time now, std::vector<Grant>& woken) {
+  if (writer_ >= 0 || head_ >= queue_.size()) return;
+  if (queue_[head_].mode == LockMode::kExclusive) {
+    if (readers_ > 0) return;
+    const Waiter w = queue_[head_++];
+    const Time at = now + take_all(w.cpu);
+    writer_ = w.cpu;
+    write_start_ = at;
+    ++stats_.acquisitions;
+    stats_.record_wait(at - w.since);
+    ++stats_.con_bounces;
+    woken.push_back({w.cpu, at});
+  } else {
+    while (head_ < queue_.size() && queue_[head_].mode == LockMode::kShared) {
+      const Waiter w = queue_[head_++];
+      const Time at = now + topo_->transfer(last_owner_[w.cpu], w.cpu) + topo_->local_atomic();
+      last_owner_[w.cpu] = w.cpu;
+      ++readers_;
+      read_start_[w.cpu] = at;
+      ++stats_.acquisitions;
+      stats_.record_wait(at - w.since);
+      if (releaser != w.cpu) ++stats_.con_bounces;
+      woken.push_back({w.cpu, at});
+    }
+  }
+  compact(queue_, head_);
+}
+
+}  // namespace vfssim::models

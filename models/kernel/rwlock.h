@@ -1,0 +1,96 @@
+// Reader-writer locks: rw_semaphore, rwlock_t, and brlock/lglock.
+//
+// RwLock (rwsem, rwlock): one count word on one cache line. Every reader
+// entry and exit is an atomic on that word, so readers that never wait for
+// each other still bounce its line: a read-mostly rwsem does not scale
+// (kernfs_rwsem after the 2021 series).
+//
+//   reader, no writer holding or queued    -> atomic on the word, enters
+//   reader, fair lock, a writer queued     -> queues behind it
+//   reader, reader-preferring rwlock_t     -> enters past queued writers
+//   writer, lock idle and nobody queued    -> atomic on the word, enters
+//   otherwise                              -> queues (FIFO)
+//   last reader leaves, writer at the head -> writer gets it
+//   writer leaves                          -> the head writer gets it, or
+//                                             every reader queued before the
+//                                             next writer enters together
+// A handoff costs a line transfer when waiters spin (rwlock_t; rwsem with
+// optimistic spinning) and `wake_latency` when they sleep.
+//
+// BrLock (brlock/lglock, per-CPU spinlocks): a reader takes only its own
+// CPU's lock, a local line unless a writer took it last. A writer takes
+// every CPU's lock in turn (for_each_possible_cpu): one transfer per CPU,
+// O(NR_CPUS) time in one step, O(1) events.
+#pragma once
+
+#include "models/kernel/spinlocks.h"
+
+namespace vfssim::models {
+
+class RwLock final : public Lock {
+ public:
+  // `kind`: "rwsem" or "rwlock". `sleeping`: waiters sleep (handoff costs
+  // wake_latency). `reader_preference`: readers pass queued writers.
+  RwLock(LockContext ctx, const char* kind, bool sleeping, bool reader_preference, Duration wake_latency)
+      : topo_(ctx.topo), kind_(kind), sleeping_(sleeping), reader_pref_(reader_preference), wake_(wake_latency) {}
+
+  bool acquire(int cpu, Time now, LockMode mode, Time& granted_at) override;
+  Time release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) override;
+  bool waits_asleep(LockMode) const override { return sleeping_; }
+  const char* wait_symbol() const override;
+  const char* kind() const override { return kind_; }
+
+  int readers() const { return readers_; }
+  int writer() const { return writer_; }
+
+ private:
+  struct Waiter {
+    int cpu;
+    LockMode mode;
+    Time since;
+  };
+  Duration handoff(int from, int to) const { return sleeping_ ? wake_ : topo_->transfer(from, to); }
+  void grant_waiters(int releaser, Time now, std::vector<Grant>& woken);
+
+  const Topology* topo_;
+  const char* kind_;
+  bool sleeping_, reader_pref_;
+  Duration wake_;
+  int writer_ = -1;
+  int readers_ = 0;
+  Time write_start_{};
+  std::vector<Time> read_start_;  // per CPU, for hold times
+  std::vector<Waiter> queue_;     // FIFO; small in practice
+  std::size_t head_ = 0;
+  CacheLine line_;
+};
+
+class BrLock final : public Lock {
+ public:
+  explicit BrLock(LockContext ctx);
+
+  bool acquire(int cpu, Time now, LockMode mode, Time& granted_at) override;
+  Time release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) override;
+  const char* wait_symbol() const override { return "_raw_spin_lock"; }
+  const char* kind() const override { return "brlock"; }
+
+ private:
+  Duration take_all(int cpu);  // cost of the writer taking every CPU's lock
+  void grant_waiters(int releaser, Time now, std::vector<Grant>& woken);
+
+  const Topology* topo_;
+  std::vector<int> last_owner_;  // per CPU lock: the CPU that touched its line last
+  std::vector<Time> read_start_;
+  int writer_ = -1;
+  int readers_ = 0;
+  Time write_start_{};
+  struct Waiter {
+    int cpu;
+    LockMode mode;
+    Time since;
+  };
+  std::vector<Waiter> queue_;
+  std::size_t head_ = 0;
+};
+
+}  // namespace vfssim::models
