@@ -43,19 +43,24 @@ Executor::Executor(sim::Simulation& sim, const Program& program, const Topology&
   const std::size_t n = config_.cpus.size();
   const std::size_t nlocks = program_.locks.size();
   const std::size_t nlines = program_.lines.size();
+  const std::size_t nseqs = program_.seqcounts.size();
   tasks_.resize(n);
   lock_table_.resize(n * nlocks);
   lock_id_table_.resize(n * nlocks);
   line_table_.resize(n * nlines);
+  seq_table_.resize(n * nseqs);
+  seq_id_table_.resize(n * nseqs);
   task_of_cpu_.assign(topo_.num_cpus(), -1);
 
-  std::map<std::pair<std::uint32_t, int>, std::uint32_t> lock_index, line_index;
+  std::map<std::pair<std::uint32_t, int>, std::uint32_t> lock_index, line_index, seq_index;
   for (std::size_t t = 0; t < n; ++t) {
     Task& task = tasks_[t];
     task.cpu = config_.cpus[t];
     if (task.cpu < 0 || task.cpu >= topo_.num_cpus()) throw std::invalid_argument("task placed on a CPU the machine lacks");
+    if (task_of_cpu_[task.cpu] >= 0) throw std::invalid_argument("two tasks placed on one CPU");
     task_of_cpu_[task.cpu] = static_cast<int>(t);
     task.rng = sim::RngStream(config_.seed, "task", static_cast<std::uint64_t>(t));
+    task.percpu.assign(program_.percpu_counters, 0);
     for (std::uint32_t s = 0; s < nlocks; ++s) {
       const auto& d = program_.locks[s];
       const int key = instance_key(d.scope, topo_, config_.tasks, static_cast<int>(t), task.cpu);
@@ -78,17 +83,45 @@ Executor::Executor(sim::Simulation& sim, const Program& program, const Topology&
       }
       line_table_[t * nlines + s] = line_instances_[it->second].get();
     }
+    for (std::uint32_t s = 0; s < nseqs; ++s) {
+      const auto& d = program_.seqcounts[s];
+      const int key = instance_key(d.scope, topo_, config_.tasks, static_cast<int>(t), task.cpu);
+      auto [it, inserted] = seq_index.try_emplace({s, key}, static_cast<std::uint32_t>(seq_instances_.size()));
+      if (inserted) {
+        seq_instances_.push_back(config_.seq_factory(topo_));
+        seq_slot_of_instance_.push_back(s);
+      }
+      seq_table_[t * nseqs + s] = seq_instances_[it->second].get();
+      seq_id_table_[t * nseqs + s] = it->second;
+    }
+    if (program_.uses_sum) {
+      // Reading every CPU's copy of a per-CPU line: each sits in its CPU's cache.
+      for (int c = 0; c < topo_.num_cpus(); ++c) task.sum_cost += topo_.transfer(c, task.cpu);
+    }
   }
   for (std::size_t t = 0; t < n; ++t) {
     tasks_[t].locks = lock_table_.data() + t * nlocks;
     tasks_[t].lock_ids = lock_id_table_.data() + t * nlocks;
     tasks_[t].lines = line_table_.data() + t * nlines;
+    tasks_[t].seqs = seq_table_.data() + t * nseqs;
+    tasks_[t].seq_ids = seq_id_table_.data() + t * nseqs;
   }
   exclusive_holder_.assign(lock_instances_.size(), -1);
   shared_holders_.assign(lock_instances_.size(), 0);
   last_release_.assign(lock_instances_.size(), sim::Time{});
-  time_ps_.assign(program_.code.size(), 0);
+  write_epoch_.assign(seq_instances_.size(), 0);
+  time_ps_.assign(program_.code.size() + 1, 0);
+  if (program_.uses_rcu_gp) {
+    if (program_.hz <= 0) throw std::invalid_argument("RCU grace periods need the kernel's HZ");
+    const Duration tick{1'000'000'000'000LL / program_.hz};
+    sim::RngStream phases(config_.seed, "rcu-tick");
+    std::vector<Duration> phase;
+    for (std::size_t t = 0; t < n; ++t) phase.push_back(Duration{static_cast<std::int64_t>(phases.below(tick.count()))});
+    rcu_ = std::make_unique<GracePeriods>(tick, GracePeriods::fqs_delay(program_.hz), phase);
+  }
 }
+
+std::unique_ptr<SeqCount> make_seqcount(const Topology& topo) { return std::make_unique<SeqCount>(topo); }
 
 void Executor::start() {
   sim_.schedule(config_.warmup, handler_id_, kWarmupEnd, 0, /*priority=*/0);
@@ -102,11 +135,11 @@ void Executor::start() {
 }
 
 void Executor::handle(sim::Simulation& sim, const sim::Event& e) {
-  if (e.kind == kWarmupEnd) {
-    reset_window();
-    return;
+  switch (e.kind) {
+    case kWarmupEnd: reset_window(); return;
+    case kGracePeriodEnd: grace_period_end(sim.now()); return;
+    default: run(static_cast<std::size_t>(e.arg), sim.now(), true);
   }
-  run(static_cast<std::size_t>(e.arg), sim.now(), true);
 }
 
 void Executor::reset_window() {
@@ -116,6 +149,8 @@ void Executor::reset_window() {
   for (auto& t : tasks_) t.window_iterations = 0;
   for (auto& l : lock_instances_) l->reset_stats();
   for (auto& l : line_instances_) l->reset_stats();
+  for (auto& q : seq_instances_) q->reset_stats();
+  if (rcu_) rcu_->stats().reset();
   std::fill(time_ps_.begin(), time_ps_.end(), 0);
 }
 
@@ -167,84 +202,142 @@ void Executor::released(std::uint32_t id, int cpu, sim::Time at, LockMode mode) 
   if (last_release_[id] < at) last_release_[id] = at;
 }
 
-// The interpreter loop. `at` is the task's local clock; compute steps
+// Resumes every task in woken_ at its instant. A grant of lock `lock_id`
+// makes the task the holder and moves it past its acquire; a retry makes it
+// run the same instruction again. The nested run() executes only local
+// steps before it schedules, so woken_ is not reused under us.
+void Executor::wake(std::optional<std::uint32_t> lock_id) {
+  for (std::size_t w = 0; w < woken_.size(); ++w) {
+    const Grant gr = woken_[w];
+    const int wt = task_of_cpu_[gr.cpu];
+    Task& other = tasks_[wt];
+    const Instr& their = program_.code[other.pc];
+    if (!gr.slept) time_ps_[other.pc] += (gr.at - other.blocked_since).count();
+    other.blocked = false;
+    other.sleeping = false;
+    if (lock_id && !gr.retry) {
+      granted(*lock_id, gr.cpu, gr.at, their.mode);
+      ++other.pc;
+    }
+    run(static_cast<std::size_t>(wt), gr.at, false);
+  }
+}
+
+// RCU callbacks whose grace period has ended run on their CPU (softirq
+// after the iteration): their cost is CPU time of this task.
+sim::Time Executor::run_callbacks(Task& task, sim::Time at) {
+  if (!rcu_) return at;
+  while (!task.callbacks.empty() && task.callbacks.front().gp <= rcu_->completed()) {
+    const Callback cb = task.callbacks.front();
+    task.callbacks.pop_front();
+    // Grace-period safety: no read section open when the callback was
+    // queued may still be open now.
+    for (const Task& other : tasks_)
+      if (other.rcu_depth > 0 && other.rcu_section_start <= cb.queued)
+        throw InvariantViolation("RCU callback queued at " + sim::format_duration(cb.queued - sim::Time{}) +
+                                 " ran while cpu " + std::to_string(other.cpu) +
+                                 " is still in a read section begun before it");
+    time_ps_.back() += cb.cost.count();
+    at += cb.cost;
+    ++rcu_->stats().callbacks_invoked;
+  }
+  return at;
+}
+
+// The running grace period reached its provisional end: every busy CPU has
+// had a tick. CPUs still inside a read section that began before the
+// grace period hold it until they leave.
+void Executor::grace_period_end(sim::Time now) {
+  qs_outstanding_ = 0;
+  if (!config_.broken_rcu_ignores_readers) {
+    for (Task& t : tasks_) {
+      if (t.rcu_depth > 0 && t.rcu_section_start <= rcu_->current_start()) {
+        t.qs_pending = true;
+        ++qs_outstanding_;
+      }
+    }
+  }
+  if (qs_outstanding_ > 0) {
+    gp_waiting_for_readers_ = true;
+    return;
+  }
+  complete_grace_period(now);
+}
+
+void Executor::complete_grace_period(sim::Time now) {
+  gp_waiting_for_readers_ = false;
+  const bool next = rcu_->complete(now);
+  // Wake synchronize_rcu() callers whose grace period is over.
+  for (std::size_t t = 0; t < tasks_.size(); ++t) {
+    Task& task = tasks_[t];
+    if (task.blocked && task.waiting_gp != 0 && task.waiting_gp <= rcu_->completed()) {
+      task.blocked = false;
+      task.sleeping = false;
+      task.waiting_gp = 0;
+      ++task.pc;
+      run(t, now, false);
+    }
+  }
+  if (next) sim_.schedule(rcu_->provisional_end(), handler_id_, kGracePeriodEnd);
+}
+
+// The interpreter loop. `at` is the task's local clock; local steps
 // advance it without events, shared steps wait for the global clock. A task
-// resumed by a release (`from_event` false) runs only local steps before it
-// schedules, so hand-overs never nest.
+// resumed by another task (`from_event` false) runs only local steps before
+// it schedules, so hand-overs never nest.
 void Executor::run(std::size_t t, sim::Time at, bool from_event) {
   Task& task = tasks_[t];
   const Instr* code = program_.code.data();
   bool ended_iteration = false;
   for (;;) {
     const Instr& in = code[task.pc];
-    if (in.kind != InstrKind::kCompute && in.kind != InstrKind::kEndIteration &&
-        (at > sim_.now() || !from_event)) {
-      sim_.schedule(at, handler_id_, kResume, t);
-      return;
-    }
     switch (in.kind) {
+      // ---- local steps ----
       case InstrKind::kCompute: {
         const Duration d = draw(task, in.time);
         time_ps_[task.pc] += d.count();
         at += d;
-        break;
+        ++task.pc;
+        continue;
       }
-      case InstrKind::kAcquire: {
-        const std::uint32_t id = task.lock_ids[in.slot];
-        if (exclusive_holder_[id] == task.cpu)
-          throw InvariantViolation("cpu " + std::to_string(task.cpu) + " takes lock '" +
-                                   program_.locks[in.slot].name + "' it already holds (self-deadlock) at " +
-                                   program_.chain(task.pc));
-        sim::Time g;
-        if (!task.locks[in.slot]->acquire(task.cpu, at, in.mode, g)) {
-          task.blocked = true;
-          task.blocked_since = at;
-          return;  // the release that hands over the lock resumes us
+      case InstrKind::kSleep:
+        at += draw(task, in.time);  // idle: not CPU time
+        ++task.pc;
+        continue;
+      case InstrKind::kBranch:
+        task.pc = task.rng.uniform() < in.p ? task.pc + 1 : in.jump;
+        continue;
+      case InstrKind::kJump:
+        task.pc = in.jump;
+        continue;
+      case InstrKind::kPercpuCount: {
+        at += topo_.local_hit();  // this_cpu_add
+        time_ps_[task.pc] += topo_.local_hit().count();
+        std::uint32_t& c = task.percpu[in.aux];
+        if (++c < static_cast<std::uint32_t>(in.count)) {
+          task.pc = in.jump;
+        } else {
+          c = 0;
+          ++task.pc;
         }
-        granted(id, task.cpu, g, in.mode);
-        time_ps_[task.pc] += (g - at).count();
-        at = g;
-        break;
+        continue;
       }
-      case InstrKind::kRelease: {
-        const std::uint32_t id = task.lock_ids[in.slot];
-        released(id, task.cpu, at, in.mode);
-        woken_.clear();
-        const sim::Time done = task.locks[in.slot]->release(task.cpu, at, in.mode, woken_);
-        time_ps_[task.pc] += (done - at).count();
-        // Hand over: each woken task resumes at its grant time. It only
-        // runs compute steps before scheduling, so running it now is safe.
-        // A woken task that was only told to retry re-runs its acquire.
-        // The nested run() executes no shared step, so woken_ stays ours.
-        for (std::size_t w = 0; w < woken_.size(); ++w) {
-          const Grant gr = woken_[w];
-          const int wt = task_of_cpu_[gr.cpu];
-          Task& other = tasks_[wt];
-          const Instr& their = code[other.pc];
-          if (!gr.slept) time_ps_[other.pc] += (gr.at - other.blocked_since).count();
-          other.blocked = false;
-          if (!gr.retry) {
-            granted(id, gr.cpu, gr.at, their.mode);
-            ++other.pc;
-          }
-          run(static_cast<std::size_t>(wt), gr.at, false);
+      case InstrKind::kRcuReadLock:
+        if (task.rcu_depth++ == 0) task.rcu_section_start = at;
+        ++task.pc;
+        continue;
+      case InstrKind::kRcuReadUnlock:
+        if (--task.rcu_depth == 0 && task.qs_pending) {
+          // The deferred quiescent state: the last one lets the grace
+          // period end, as an event at this instant.
+          task.qs_pending = false;
+          if (--qs_outstanding_ == 0 && gp_waiting_for_readers_)
+            sim_.schedule(at > sim_.now() ? at : sim_.now(), handler_id_, kGracePeriodEnd);
         }
-        at = done;
-        break;
-      }
-      case InstrKind::kAtomic: {
-        const sim::Time done = task.lines[in.slot]->rmw(topo_, task.cpu, at);
-        time_ps_[task.pc] += (done - at).count();
-        at = done;
-        break;
-      }
-      case InstrKind::kLoad: {
-        const sim::Time done = task.lines[in.slot]->load(topo_, task.cpu, at);
-        time_ps_[task.pc] += (done - at).count();
-        at = done;
-        break;
-      }
+        ++task.pc;
+        continue;
       case InstrKind::kEndIteration:
+        at = run_callbacks(task, at);
         if (measuring_ && at > config_.warmup && at <= config_.end) {
           ++task.window_iterations;
           ++window_iterations_;
@@ -263,8 +356,167 @@ void Executor::run(std::size_t t, sim::Time at, bool from_event) {
         }
         ended_iteration = true;
         continue;
+      default:
+        break;
     }
-    ++task.pc;
+    // ---- shared steps: only at the global clock ----
+    if (at > sim_.now() || !from_event) {
+      sim_.schedule(at, handler_id_, kResume, t);
+      return;
+    }
+    switch (in.kind) {
+      case InstrKind::kAcquire: {
+        const std::uint32_t id = task.lock_ids[in.slot];
+        if (exclusive_holder_[id] == task.cpu)
+          throw InvariantViolation("cpu " + std::to_string(task.cpu) + " takes lock '" +
+                                   program_.locks[in.slot].name + "' it already holds (self-deadlock) at " +
+                                   program_.chain(task.pc));
+        sim::Time g;
+        Lock* lock = task.locks[in.slot];
+        if (!lock->acquire(task.cpu, at, in.mode, g)) {
+          task.blocked = true;
+          task.sleeping = lock->waits_asleep(in.mode);
+          task.blocked_since = at;
+          return;  // the release that hands over the lock resumes us
+        }
+        granted(id, task.cpu, g, in.mode);
+        time_ps_[task.pc] += (g - at).count();
+        at = g;
+        ++task.pc;
+        break;
+      }
+      case InstrKind::kRelease: {
+        const std::uint32_t id = task.lock_ids[in.slot];
+        released(id, task.cpu, at, in.mode);
+        woken_.clear();
+        const sim::Time done = task.locks[in.slot]->release(task.cpu, at, in.mode, woken_);
+        time_ps_[task.pc] += (done - at).count();
+        ++task.pc;
+        wake(id);
+        at = done;
+        break;
+      }
+      case InstrKind::kLockrefFast: {
+        Lock* lock = task.locks[in.slot];
+        if (lock->held()) {
+          ++task.pc;  // slow path: the spinlock
+        } else {
+          const sim::Time done = lock->cmpxchg_word(task.cpu, at);
+          time_ps_[task.pc] += (done - at).count();
+          at = done;
+          task.pc = in.jump;
+        }
+        break;
+      }
+      case InstrKind::kAtomic: {
+        const sim::Time done = task.lines[in.slot]->rmw(topo_, task.cpu, at);
+        time_ps_[task.pc] += (done - at).count();
+        at = done;
+        ++task.pc;
+        break;
+      }
+      case InstrKind::kLoad: {
+        const sim::Time done = task.lines[in.slot]->load(topo_, task.cpu, at);
+        time_ps_[task.pc] += (done - at).count();
+        at = done;
+        ++task.pc;
+        break;
+      }
+      case InstrKind::kSumPerCpu:
+        time_ps_[task.pc] += task.sum_cost.count();
+        at += task.sum_cost;
+        ++task.pc;
+        break;
+      case InstrKind::kSeqBegin: {
+        SeqCount* sq = task.seqs[in.slot];
+        sim::Time begun;
+        std::uint64_t seq = 0;
+        if (!sq->read_begin(task.cpu, at, begun, seq)) {
+          task.blocked = true;
+          task.blocked_since = at;
+          return;  // write_end wakes us to try again
+        }
+        const SeqFrame f{seq, write_epoch_[task.seq_ids[in.slot]], 0};
+        if (task.seq_restart) {
+          task.seq_restart = false;
+          task.seq_stack.back().seq = f.seq;
+          task.seq_stack.back().epoch = f.epoch;
+        } else {
+          task.seq_stack.push_back(f);
+        }
+        time_ps_[task.pc] += (begun - at).count();
+        at = begun;
+        ++task.pc;
+        break;
+      }
+      case InstrKind::kSeqRetry: {
+        SeqCount* sq = task.seqs[in.slot];
+        SeqFrame& f = task.seq_stack.back();
+        sim::Time checked;
+        const bool retry = sq->read_retry(task.cpu, at, f.seq, checked);
+        time_ps_[task.pc] += (checked - at).count();
+        at = checked;
+        if (!retry) {
+          const std::uint64_t epoch = write_epoch_[task.seq_ids[in.slot]];
+          if (epoch != f.epoch || (epoch & 1))
+            throw InvariantViolation("seqcount '" + program_.seqcounts[in.slot].name + "': cpu " +
+                                     std::to_string(task.cpu) + " accepted a read that overlapped a write");
+          task.seq_stack.pop_back();
+          task.pc = in.aux;
+        } else if (in.count < 0 || f.retries < in.count) {
+          ++f.retries;
+          task.seq_restart = true;
+          task.pc = in.jump;
+        } else {
+          task.seq_stack.pop_back();  // read_seqbegin_or_lock: take the lock
+          task.pc = in.jump2;
+        }
+        break;
+      }
+      case InstrKind::kSeqWriteBegin: {
+        const std::uint32_t id = task.seq_ids[in.slot];
+        if (write_epoch_[id] & 1)
+          throw InvariantViolation("seqcount '" + program_.seqcounts[in.slot].name +
+                                   "': two writers inside at once; serialise them with a lock");
+        ++write_epoch_[id];
+        const sim::Time done = task.seqs[in.slot]->write_begin(task.cpu, at);
+        time_ps_[task.pc] += (done - at).count();
+        at = done;
+        ++task.pc;
+        break;
+      }
+      case InstrKind::kSeqWriteEnd: {
+        ++write_epoch_[task.seq_ids[in.slot]];
+        woken_.clear();
+        const sim::Time done = task.seqs[in.slot]->write_end(task.cpu, at, woken_);
+        time_ps_[task.pc] += (done - at).count();
+        ++task.pc;
+        wake(std::nullopt);
+        at = done;
+        break;
+      }
+      case InstrKind::kSynchronizeRcu: {
+        bool started = false;
+        task.waiting_gp = rcu_->request(at, started);
+        ++rcu_->stats().synchronize_calls;
+        if (started) sim_.schedule(rcu_->provisional_end(), handler_id_, kGracePeriodEnd);
+        task.blocked = true;
+        task.sleeping = true;
+        task.blocked_since = at;
+        return;  // the grace period's end resumes us
+      }
+      case InstrKind::kCallRcu: {
+        bool started = false;
+        const std::uint64_t gp = rcu_->request(at, started);
+        ++rcu_->stats().callbacks_queued;
+        if (started) sim_.schedule(rcu_->provisional_end(), handler_id_, kGracePeriodEnd);
+        task.callbacks.push_back({gp, draw(task, in.time), at});
+        ++task.pc;
+        break;
+      }
+      default:
+        throw std::logic_error("interpreter: unhandled instruction");
+    }
   }
 }
 
@@ -279,6 +531,9 @@ std::vector<ProfileEntry> Executor::profile() const {
     e.detail = program_.detail[pc];
     e.time += Duration{time_ps_[pc]};
   }
+  if (time_ps_.back() > 0)
+    by_chain[{"rcu_do_batch <- rcu_process_callbacks", ""}] =
+        ProfileEntry{"rcu_do_batch", "rcu_do_batch <- rcu_process_callbacks", "", Duration{time_ps_.back()}};
   std::vector<ProfileEntry> out;
   for (auto& [k, v] : by_chain) out.push_back(v);
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.time > b.time; });
@@ -314,6 +569,21 @@ std::vector<LineReport> Executor::line_report() const {
     r.stats.rmws += st.rmws;
     r.stats.bounces += st.bounces;
     r.stats.queue_wait += st.queue_wait;
+  }
+  return out;
+}
+
+std::vector<SeqReport> Executor::seq_report() const {
+  std::vector<SeqReport> out(program_.seqcounts.size());
+  for (std::size_t s = 0; s < out.size(); ++s) out[s].name = program_.seqcounts[s].name;
+  for (std::size_t i = 0; i < seq_instances_.size(); ++i) {
+    auto& r = out[seq_slot_of_instance_[i]];
+    ++r.instances;
+    const auto& st = seq_instances_[i]->stats();
+    r.stats.reads += st.reads;
+    r.stats.retries += st.retries;
+    r.stats.writes += st.writes;
+    r.stats.begin_waits += st.begin_waits;
   }
   return out;
 }

@@ -1,21 +1,29 @@
 // Runs a compiled Program on every simulated CPU: the code-path interpreter.
 //
 // One task per CPU walks the instruction list. Steps that touch only the
-// CPU's own state (compute) run ahead of the clock: the task adds their
-// time to its local clock and goes on. Before a step that touches shared
-// state (a lock, a cache line) the task stops and schedules one event at
-// its local time, so shared state is only ever changed at the simulated
+// CPU's own state (compute, branches, per-CPU counters, RCU read sections)
+// run ahead of the clock: the task adds their time to its local clock and
+// goes on. Before a step that touches shared state (a lock, a cache line,
+// a seqcount, a grace period) the task stops and schedules one event at its
+// local time, so shared state is only ever changed at the simulated
 // instant it happens, in global time order. A task waiting for a lock
-// schedules nothing: the release that hands it the lock resumes it.
-// So an acquisition costs O(1) events however many CPUs wait.
+// schedules nothing: the release that hands it the lock resumes it. So an
+// acquisition costs O(1) events however many CPUs wait.
 //
-// Invariant checked on every grant, whatever the lock model says: an
-// exclusive holder is alone, and a lock is never granted before its
-// previous release. A violation throws InvariantViolation.
+// Invariants checked on every run, independently of the models:
+//   - an exclusive holder is alone; readers share only with readers; a
+//     lock is never granted before its previous release;
+//   - a seqcount reader never accepts a read that overlapped a write
+//     (the executor keeps its own write epochs);
+//   - an RCU callback never runs while a read section that was open when
+//     it was queued is still open (grace-period safety).
+// A violation throws InvariantViolation.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -24,6 +32,8 @@
 #include "models/hardware/cache_line.h"
 #include "models/hardware/topology.h"
 #include "models/kernel/lock.h"
+#include "models/kernel/rcu.h"
+#include "models/kernel/seqcount.h"
 #include "sim/rng.h"
 #include "sim/simulation.h"
 
@@ -37,6 +47,8 @@ class InvariantViolation : public std::logic_error {
 // Creates the lock instance for a declaration; tests substitute broken ones.
 using LockFactory = std::unique_ptr<Lock> (*)(const LockDecl&, LockContext);
 std::unique_ptr<Lock> make_lock(const LockDecl& decl, LockContext ctx);
+using SeqFactory = std::unique_ptr<SeqCount> (*)(const Topology&);
+std::unique_ptr<SeqCount> make_seqcount(const Topology& topo);
 
 struct ProfileEntry {
   std::string symbol;
@@ -60,6 +72,12 @@ struct LineReport {
   LineStats stats;
 };
 
+struct SeqReport {
+  std::string name;
+  int instances = 0;
+  SeqStats stats;
+};
+
 struct ExecutorConfig {
   std::vector<int> cpus;        // CPU of each task
   TaskKind tasks = TaskKind::kProcess;
@@ -68,6 +86,9 @@ struct ExecutorConfig {
   sim::Time end{};
   Duration start_jitter{0};     // tasks start uniformly in [0, start_jitter)
   LockFactory lock_factory = &make_lock;
+  SeqFactory seq_factory = &make_seqcount;
+  // Test hook: a grace period that ignores readers (must be caught).
+  bool broken_rcu_ignores_readers = false;
 };
 
 class Executor final : public sim::EventHandler {
@@ -81,29 +102,54 @@ class Executor final : public sim::EventHandler {
 
   // Loop iterations completed inside the window, all tasks together.
   std::uint64_t window_iterations() const { return window_iterations_; }
+  std::uint64_t iterations_of(std::size_t task) const { return tasks_.at(task).window_iterations; }
   // Engine events executed before the window opened.
   std::uint64_t events_before_window() const { return events_before_window_; }
-  std::uint64_t iterations_of(std::size_t task) const { return tasks_.at(task).window_iterations; }
   std::vector<ProfileEntry> profile() const;
   std::vector<LockReport> lock_report() const;
   std::vector<LineReport> line_report() const;
-  // Tasks blocked on a lock right now, as "cpu N at <chain> waiting for L".
+  std::vector<SeqReport> seq_report() const;
+  RcuStats rcu_stats() const { return rcu_ ? rcu_->stats() : RcuStats{}; }
+  // Tasks blocked right now, as "cpu N waiting for L at <chain>".
   std::vector<std::string> blocked_tasks() const;
 
  private:
-  enum EventKind : std::uint32_t { kResume = 0, kWarmupEnd = 1 };
+  enum EventKind : std::uint32_t { kResume = 0, kWarmupEnd = 1, kGracePeriodEnd = 2 };
+
+  struct SeqFrame {
+    std::uint64_t seq;    // the model's sequence at read_seqbegin
+    std::uint64_t epoch;  // the checker's write epoch at read_seqbegin
+    int retries;
+  };
+  struct Callback {
+    std::uint64_t gp;  // grace period that must end first
+    Duration cost;
+    sim::Time queued;
+  };
 
   struct Task {
     int cpu = 0;
     std::uint32_t pc = 0;
     bool blocked = false;
+    bool sleeping = false;  // blocked idle (a sleeping lock, synchronize_rcu)
     sim::Time blocked_since{};
     sim::Time last_iteration_end{Duration{-1}};
     std::uint64_t window_iterations = 0;
     sim::RngStream rng;
-    Lock** locks = nullptr;        // slot -> instance (into lock_table_)
+    Lock** locks = nullptr;        // slot -> instance
     std::uint32_t* lock_ids = nullptr;
     CacheLine** lines = nullptr;   // slot -> instance
+    SeqCount** seqs = nullptr;     // slot -> instance
+    std::uint32_t* seq_ids = nullptr;
+    std::vector<std::uint32_t> percpu;  // per kPercpuCount counter
+    std::vector<SeqFrame> seq_stack;
+    bool seq_restart = false;      // next kSeqBegin restarts the top frame
+    int rcu_depth = 0;
+    sim::Time rcu_section_start{};
+    bool qs_pending = false;       // the running grace period waits for this task
+    std::uint64_t waiting_gp = 0;  // synchronize_rcu: grace period awaited
+    std::deque<Callback> callbacks;
+    Duration sum_cost{0};          // cost of reading every CPU's copy of a per-CPU line
   };
 
   // Runs task `t` from local time `at` (>= now) until it must wait.
@@ -112,6 +158,11 @@ class Executor final : public sim::EventHandler {
   void granted(std::uint32_t lock_id, int cpu, sim::Time at, LockMode mode);
   void released(std::uint32_t lock_id, int cpu, sim::Time at, LockMode mode);
   const std::string& lock_name(std::uint32_t lock_id) const;
+  // Resumes the tasks in woken_ (a lock id, or none for seqcount waits).
+  void wake(std::optional<std::uint32_t> lock_id);
+  void grace_period_end(sim::Time now);
+  void complete_grace_period(sim::Time now);
+  sim::Time run_callbacks(Task& task, sim::Time at);
   void reset_window();
 
   sim::Simulation& sim_;
@@ -126,16 +177,26 @@ class Executor final : public sim::EventHandler {
   std::vector<std::uint32_t> lock_slot_of_instance_;
   std::vector<std::unique_ptr<CacheLine>> line_instances_;
   std::vector<std::uint32_t> line_slot_of_instance_;
+  std::vector<std::unique_ptr<SeqCount>> seq_instances_;
+  std::vector<std::uint32_t> seq_slot_of_instance_;
   std::vector<Lock*> lock_table_;
   std::vector<std::uint32_t> lock_id_table_;
   std::vector<CacheLine*> line_table_;
+  std::vector<SeqCount*> seq_table_;
+  std::vector<std::uint32_t> seq_id_table_;
 
-  // Mutual-exclusion checker state, per lock instance.
+  // Checker state, per lock instance and per seqcount instance.
   std::vector<int> exclusive_holder_;
   std::vector<int> shared_holders_;
   std::vector<sim::Time> last_release_;
+  std::vector<std::uint64_t> write_epoch_;
 
-  std::vector<std::int64_t> time_ps_;  // per instruction, CPU time in the window
+  // RCU.
+  std::unique_ptr<GracePeriods> rcu_;
+  int qs_outstanding_ = 0;
+  bool gp_waiting_for_readers_ = false;
+
+  std::vector<std::int64_t> time_ps_;  // per instruction (+1: RCU callbacks), CPU time in the window
   std::vector<Grant> woken_;           // scratch for releases
   std::uint64_t window_iterations_ = 0;
   std::uint64_t events_before_window_ = 0;

@@ -31,6 +31,7 @@ class Compiler {
 
   Program run(const std::vector<std::string>& loop) {
     p_.frames.push_back({-1, "loop"});
+    p_.hz = s_.hz;
     for (const auto& op : loop) call(op, 0, s_.ops.at(op).mark);
     emit(make_instr(InstrKind::kEndIteration), 0, symbol("loop"), "", {});
     return std::move(p_);
@@ -72,41 +73,60 @@ class Compiler {
     steps(s_.ops.at(op).steps, frame);
   }
 
+  std::uint32_t here() const { return static_cast<std::uint32_t>(p_.code.size()); }
+
+  std::uint32_t seq_slot(const std::string& name) {
+    auto [it, inserted] = seq_ids_.try_emplace(name, static_cast<std::uint32_t>(p_.seqcounts.size()));
+    if (inserted) p_.seqcounts.push_back(s_.seqcounts.at(name));
+    return it->second;
+  }
+
+  // A frame for `fn` under `frame`, or `frame` itself when fn is empty.
+  std::uint32_t sub_frame(std::uint32_t frame, const std::string& fn) {
+    if (fn.empty()) return frame;
+    p_.frames.push_back({static_cast<int>(frame), fn});
+    return static_cast<std::uint32_t>(p_.frames.size() - 1);
+  }
+
+  void lock_section(const std::string& lock, LockMode mode, std::uint32_t f, const Step& st,
+                    const std::vector<Step>* body, const TimeDist* hold) {
+    const auto slot = lock_slot(lock);
+    emit(make_instr(InstrKind::kAcquire, mode, slot), f, symbol(wait_symbol(p_.locks[slot].kind, mode)), lock, st.mark);
+    if (body) {
+      steps(*body, f);
+    } else {
+      Instr h = make_instr(InstrKind::kCompute);
+      h.time = *hold;
+      emit(h, f, symbol(p_.frames[f].name), lock, st.mark);
+    }
+    emit(make_instr(InstrKind::kRelease, mode, slot), f, symbol("unlock"), lock, st.mark);
+  }
+
   void steps(const std::vector<Step>& list, std::uint32_t frame) {
     const std::string self = p_.frames[frame].name;  // a copy: frames grow below
     for (const auto& st : list) {
+      const std::uint32_t sym = symbol(st.fn.empty() ? self : st.fn);
       switch (st.kind) {
-        case StepKind::kCompute: {
-          Instr in = make_instr(InstrKind::kCompute);
+        case StepKind::kCompute:
+        case StepKind::kSleep: {
+          Instr in = make_instr(st.kind == StepKind::kCompute ? InstrKind::kCompute : InstrKind::kSleep);
           in.time = st.time;
-          emit(in, frame, symbol(st.fn.empty() ? self : st.fn), "", st.mark);
+          emit(in, frame, sym, "", st.mark);
           break;
         }
-        case StepKind::kLock: {
+        case StepKind::kLock:
           // A lock step taken inside `fn` shows as a frame of its own.
-          std::uint32_t f = frame;
-          if (!st.fn.empty()) {
-            p_.frames.push_back({static_cast<int>(frame), st.fn});
-            f = static_cast<std::uint32_t>(p_.frames.size() - 1);
-          }
-          const auto slot = lock_slot(st.target);
-          Instr acq = make_instr(InstrKind::kAcquire, st.mode, slot);
-          emit(acq, f, symbol(wait_symbol(p_.locks[slot].kind)), st.target, st.mark);
-          if (st.has_body) {
-            steps(st.body, f);
-          } else {
-            Instr hold = make_instr(InstrKind::kCompute);
-            hold.time = st.time;
-            emit(hold, f, symbol(p_.frames[f].name), st.target, st.mark);
-          }
-          emit(make_instr(InstrKind::kRelease, st.mode, slot), f, symbol("_raw_spin_unlock"), st.target, st.mark);
+          lock_section(st.target, st.mode, sub_frame(frame, st.fn), st, st.has_body ? &st.body : nullptr, &st.time);
           break;
-        }
         case StepKind::kAtomic:
-        case StepKind::kRead: {
+        case StepKind::kRead:
+        case StepKind::kSumPerCpu: {
           const auto slot = line_slot(st.target);
-          Instr in = make_instr(st.kind == StepKind::kAtomic ? InstrKind::kAtomic : InstrKind::kLoad, LockMode::kExclusive, slot);
-          emit(in, frame, symbol(st.fn.empty() ? self : st.fn), st.target, st.mark);
+          const InstrKind k = st.kind == StepKind::kAtomic ? InstrKind::kAtomic
+                              : st.kind == StepKind::kRead ? InstrKind::kLoad
+                                                           : InstrKind::kSumPerCpu;
+          if (k == InstrKind::kSumPerCpu) p_.uses_sum = true;
+          emit(make_instr(k, LockMode::kExclusive, slot), frame, sym, st.target, st.mark);
           break;
         }
         case StepKind::kCall:
@@ -115,19 +135,107 @@ class Compiler {
         case StepKind::kRepeat:
           for (int i = 0; i < st.count; ++i) steps(st.body, frame);
           break;
+        case StepKind::kBranch: {
+          const std::uint32_t at = here();
+          Instr br = make_instr(InstrKind::kBranch);
+          br.p = st.probability;
+          emit(br, frame, sym, "", st.mark);
+          steps(st.body, frame);
+          const std::uint32_t jump_at = here();
+          emit(make_instr(InstrKind::kJump), frame, sym, "", st.mark);
+          p_.code[at].jump = here();
+          steps(st.else_body, frame);
+          p_.code[jump_at].jump = here();
+          break;
+        }
+        case StepKind::kPercpuAdd: {
+          // this_cpu_add on the CPU's part; every `batch` adds, fold it
+          // into the shared count under its spinlock (percpu_counter_add).
+          const std::uint32_t at = here();
+          Instr c = make_instr(InstrKind::kPercpuCount);
+          c.count = st.count;
+          c.aux = p_.percpu_counters++;
+          emit(c, frame, sym, st.target, st.mark);
+          const std::uint32_t f = sub_frame(frame, "__percpu_counter_add");
+          const auto slot = lock_slot(st.lock);
+          emit(make_instr(InstrKind::kAcquire, LockMode::kExclusive, slot), f,
+               symbol(wait_symbol(p_.locks[slot].kind, LockMode::kExclusive)), st.lock, st.mark);
+          emit(make_instr(InstrKind::kAtomic, LockMode::kExclusive, line_slot(st.target)), f, symbol(p_.frames[f].name),
+               st.target, st.mark);
+          emit(make_instr(InstrKind::kRelease, LockMode::kExclusive, slot), f, symbol("unlock"), st.lock, st.mark);
+          p_.code[at].jump = here();
+          break;
+        }
+        case StepKind::kLockref: {
+          // lockref_get: cmpxchg on the lock+count word while the lock is
+          // free (lib/lockref.c CMPXCHG_LOOP); else the spinlock.
+          const auto slot = lock_slot(st.target);
+          const std::uint32_t at = here();
+          emit(make_instr(InstrKind::kLockrefFast, LockMode::kExclusive, slot), frame, symbol("lockref_get"), st.target,
+               st.mark);
+          lock_section(st.target, LockMode::kExclusive, frame, st, nullptr, &st.time);
+          p_.code[at].jump = here();
+          break;
+        }
+        case StepKind::kSeqRead: {
+          const auto slot = seq_slot(st.target);
+          const std::uint32_t begin = here();
+          emit(make_instr(InstrKind::kSeqBegin, LockMode::kShared, slot), frame, symbol("read_seqbegin"), st.target,
+               st.mark);
+          steps(st.body, frame);
+          const std::uint32_t retry = here();
+          Instr r = make_instr(InstrKind::kSeqRetry, LockMode::kShared, slot);
+          r.jump = begin;
+          r.count = st.count;
+          emit(r, frame, symbol("read_seqretry"), st.target, st.mark);
+          if (!st.lock.empty()) {  // read_seqbegin_or_lock: the body again, under the lock
+            p_.code[retry].jump2 = here();
+            lock_section(st.lock, LockMode::kExclusive, frame, st, &st.body, nullptr);
+          }
+          p_.code[retry].aux = here();
+          break;
+        }
+        case StepKind::kSeqWrite: {
+          const auto slot = seq_slot(st.target);
+          emit(make_instr(InstrKind::kSeqWriteBegin, LockMode::kExclusive, slot), frame, symbol("write_seqcount_begin"),
+               st.target, st.mark);
+          steps(st.body, frame);
+          emit(make_instr(InstrKind::kSeqWriteEnd, LockMode::kExclusive, slot), frame, symbol("write_seqcount_end"),
+               st.target, st.mark);
+          break;
+        }
+        case StepKind::kRcuRead:
+          emit(make_instr(InstrKind::kRcuReadLock), frame, symbol("rcu_read_lock"), "", st.mark);
+          steps(st.body, frame);
+          emit(make_instr(InstrKind::kRcuReadUnlock), frame, symbol("rcu_read_unlock"), "", st.mark);
+          break;
+        case StepKind::kSynchronizeRcu:
+          p_.uses_rcu_gp = true;
+          emit(make_instr(InstrKind::kSynchronizeRcu), frame, symbol("synchronize_rcu"), "", st.mark);
+          break;
+        case StepKind::kCallRcu: {
+          p_.uses_rcu_gp = true;
+          Instr c = make_instr(InstrKind::kCallRcu);
+          c.time = st.time;
+          emit(c, frame, symbol("call_rcu"), "", st.mark);
+          break;
+        }
       }
     }
   }
 
-  static const char* wait_symbol(const std::string& kind) {
-    (void)kind;  // every modelled lock kind is a spinlock so far
+  // What perf shows for time spent waiting on a lock of this kind.
+  static const char* wait_symbol(const std::string& kind, LockMode mode) {
+    if (kind == "mutex") return "mutex_lock";
+    if (kind == "rwsem") return mode == LockMode::kShared ? "down_read" : "down_write";
+    if (kind == "rwlock") return mode == LockMode::kShared ? "_raw_read_lock" : "_raw_write_lock";
     return "_raw_spin_lock";
   }
 
   const Strategy& s_;
   std::size_t max_;
   Program p_;
-  std::map<std::string, std::uint32_t> symbol_ids_, lock_ids_, line_ids_;
+  std::map<std::string, std::uint32_t> symbol_ids_, lock_ids_, line_ids_, seq_ids_;
 };
 
 }  // namespace

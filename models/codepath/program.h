@@ -18,15 +18,39 @@
 
 namespace vfssim::models {
 
-enum class InstrKind : std::uint8_t { kCompute, kAcquire, kRelease, kAtomic, kLoad, kEndIteration };
+enum class InstrKind : std::uint8_t {
+  kCompute,        // local: advance the CPU's clock by `time`
+  kAcquire,        // lock `slot` in `mode`
+  kRelease,
+  kAtomic,         // RMW on line `slot`
+  kLoad,           // load of line `slot`
+  kSumPerCpu,      // load every CPU's copy of per-CPU line `slot`
+  kBranch,         // local: with probability `p` fall through, else go to `jump`
+  kJump,           // local: go to `jump`
+  kSleep,          // local: blocked for `time` (idle, not CPU time)
+  kPercpuCount,    // local: per-CPU counter `aux` += 1; below `count` go to `jump`, else reset and fall through
+  kLockrefFast,    // lock `slot` free: cmpxchg its word and go to `jump`; held: fall through to the spinlock
+  kSeqBegin,       // read_seqbegin on seqcount `slot`
+  kSeqRetry,       // read_seqretry: retry -> `jump` (begin), or after `count` retries -> `jump2`; ok -> `aux`
+  kSeqWriteBegin,
+  kSeqWriteEnd,
+  kRcuReadLock,    // local
+  kRcuReadUnlock,  // local (reports a deferred quiescent state)
+  kSynchronizeRcu,
+  kCallRcu,        // callback costing `time`, run after a grace period
+  kEndIteration,
+};
 
 struct Instr {
   InstrKind kind;
   LockMode mode = LockMode::kExclusive;
-  std::uint32_t slot = 0;    // lock or line slot (index into Program::locks / lines)
+  std::uint32_t slot = 0;    // lock, line or seqcount slot
   std::uint32_t frame = 0;   // index into Program::frames
   std::uint32_t symbol = 0;  // index into Program::symbols: what perf would show
-  TimeDist time;             // compute time
+  std::uint32_t jump = 0, jump2 = 0, aux = 0;
+  std::int32_t count = 0;
+  double p = 0;
+  TimeDist time;
 };
 
 struct Frame {
@@ -40,6 +64,11 @@ struct Program {
   std::vector<std::string> symbols;
   std::vector<LockDecl> locks;  // slot -> declaration
   std::vector<LineDecl> lines;  // slot -> declaration
+  std::vector<SeqDecl> seqcounts;  // slot -> declaration
+  std::uint32_t percpu_counters = 0;  // per-task counters used by kPercpuCount
+  bool uses_rcu_gp = false;           // synchronize_rcu or call_rcu appear
+  bool uses_sum = false;
+  int hz = 0;
   std::vector<std::string> detail;  // per instruction: the lock or line it touches, or ""
 
   // "sym <- f2 <- f1" for instruction `pc`.

@@ -76,6 +76,11 @@ class Lock {
   // shared word, such as up_read, costs the releaser a transfer).
   virtual Time release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) = 0;
 
+  // For lockref: whether the lock is held, and a cmpxchg on its word by
+  // `cpu` at `now` (returns when it completes). Spinlocks only.
+  virtual bool held() const { return true; }
+  virtual Time cmpxchg_word(int cpu, Time now) { (void)cpu; return now; }
+
   // Whether the last refused acquire() left the caller sleeping rather than
   // spinning (its wait is then idle time).
   virtual bool waits_asleep(LockMode) const { return false; }

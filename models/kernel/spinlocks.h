@@ -81,6 +81,9 @@ class FifoSpinlock : public Lock {
   Time release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) override;
   const char* wait_symbol() const override { return "_raw_spin_lock"; }
 
+  bool held() const override { return holder_ >= 0; }
+  Time cmpxchg_word(int cpu, Time now) override { return line_.rmw(*topo_, cpu, now); }
+
   int holder() const { return holder_; }
   std::size_t waiters() const { return waiters_.size(); }
 

@@ -192,7 +192,9 @@ Step parse_step(const Reader& r, const YAML::Node& n, const std::string& where) 
   if (!n.IsMap())
     r.fail(n, "a step of " + where + " is not a mapping",
            "a step such as '- compute: 100ns' or '- lock: name' with 'hold:'");
-  static const char* kinds[] = {"compute", "lock", "atomic", "read", "call", "repeat"};
+  static const char* kinds[] = {"compute", "lock",     "atomic",   "read",     "call",      "repeat",
+                                "branch",  "sleep",    "percpu_add", "lockref", "seq_read", "seq_write",
+                                "rcu_read", "synchronize_rcu", "call_rcu", "sum"};
   const char* kind = nullptr;
   for (const char* k : kinds) {
     if (n[k]) {
@@ -200,16 +202,30 @@ Step parse_step(const Reader& r, const YAML::Node& n, const std::string& where) 
       kind = k;
     }
   }
-  if (!kind) r.fail(n, "a step of " + where + " names no step kind", "one of: compute, lock, atomic, read, call, repeat");
+  if (!kind)
+    r.fail(n, "a step of " + where + " names no step kind",
+           "one of: compute, lock, atomic, read, call, repeat, branch, sleep, percpu_add, lockref, seq_read, "
+           "seq_write, rcu_read, synchronize_rcu, call_rcu, sum");
   Step s;
   s.mark = r.mark(n);
   const std::string k = kind;
   const std::string what = k + " step of " + where;
   if (n["fn"]) s.fn = r.name(n["fn"], "fn of the " + what);
+  auto body = [&](const char* key, bool required) {
+    if (!n[key]) {
+      if (required) r.fail(n, "the " + what + " has no '" + key + "'", "'" + std::string(key) + ": [steps]'");
+      return std::vector<Step>{};
+    }
+    return parse_steps(r, n[key], "the " + std::string(key) + " of the " + what);
+  };
   if (k == "compute") {
     r.only_keys(n, "a " + what, {"compute", "fn"});
     s.kind = StepKind::kCompute;
     s.time = r.time_dist(n["compute"], "compute time of the " + what, false);
+  } else if (k == "sleep") {
+    r.only_keys(n, "a " + what, {"sleep", "fn"});
+    s.kind = StepKind::kSleep;
+    s.time = r.time_dist(n["sleep"], "sleep time of the " + what, true);
   } else if (k == "lock") {
     r.only_keys(n, "a " + what, {"lock", "hold", "body", "mode", "fn"});
     s.kind = StepKind::kLock;
@@ -225,25 +241,85 @@ Step parse_step(const Reader& r, const YAML::Node& n, const std::string& where) 
       s.time = r.time_dist(n["hold"], "hold time of the " + what, false);
     } else if (n["body"]) {
       s.has_body = true;
-      s.body = parse_steps(r, n["body"], "the body of the " + what);
+      s.body = body("body", true);
     } else {
       r.fail(n, "the " + what + " says neither how long the lock is held nor what runs under it",
              "'hold: TIME' or 'body: [steps]'");
     }
-  } else if (k == "atomic" || k == "read") {
+  } else if (k == "lockref") {
+    r.only_keys(n, "a " + what, {"lockref", "hold", "fn"});
+    s.kind = StepKind::kLockref;
+    s.target = r.name(n["lockref"], "lock name of the " + what);
+    s.time = r.time_dist(r.require(n, "hold", "the " + what), "slow-path hold time of the " + what, false);
+  } else if (k == "atomic" || k == "read" || k == "sum") {
     r.only_keys(n, "a " + what, {kind, "fn"});
-    s.kind = k == "atomic" ? StepKind::kAtomic : StepKind::kRead;
+    s.kind = k == "atomic" ? StepKind::kAtomic : k == "read" ? StepKind::kRead : StepKind::kSumPerCpu;
     s.target = r.name(n[kind], "line name of the " + what);
+  } else if (k == "percpu_add") {
+    r.only_keys(n, "a " + what, {"percpu_add", "batch", "lock", "fn"});
+    s.kind = StepKind::kPercpuAdd;
+    s.target = r.name(n["percpu_add"], "line name of the " + what);
+    s.count = static_cast<int>(r.integer(r.require(n, "batch", "the " + what), "batch", 1, 1 << 30));
+    s.lock = r.name(r.require(n, "lock", "the " + what), "lock of the " + what);
   } else if (k == "call") {
     r.only_keys(n, "a " + what, {"call"});
     s.kind = StepKind::kCall;
     s.target = r.name(n["call"], "op name of the " + what);
-  } else {
+  } else if (k == "repeat") {
     r.only_keys(n, "a " + what, {"repeat", "body"});
     s.kind = StepKind::kRepeat;
     s.count = static_cast<int>(r.integer(n["repeat"], "repeat count", 1, 100000));
     s.has_body = true;
-    s.body = parse_steps(r, r.require(n, "body", "the " + what), "the body of the " + what);
+    s.body = body("body", true);
+  } else if (k == "branch") {
+    r.only_keys(n, "a " + what, {"branch", "then", "else"});
+    s.kind = StepKind::kBranch;
+    const std::string p = r.scalar(n["branch"], "branch probability");
+    std::size_t used = 0;
+    try {
+      s.probability = std::stod(p, &used);
+    } catch (...) {
+      used = 0;
+    }
+    if (used != p.size() || !(s.probability >= 0.0 && s.probability <= 1.0))
+      r.fail(n["branch"], "branch probability '" + p + "' is not a number from 0 to 1", "a probability such as 0.25");
+    s.has_body = true;
+    s.body = body("then", true);
+    s.else_body = body("else", false);
+  } else if (k == "seq_read") {
+    r.only_keys(n, "a " + what, {"seq_read", "body", "retries", "fallback", "fn"});
+    s.kind = StepKind::kSeqRead;
+    s.target = r.name(n["seq_read"], "seqcount name of the " + what);
+    s.has_body = true;
+    s.body = body("body", true);
+    s.count = -1;
+    if (n["retries"] || n["fallback"]) {
+      if (!n["retries"] || !n["fallback"])
+        r.fail(n, "the " + what + " gives only one of 'retries' and 'fallback'",
+               "both (read_seqbegin_or_lock: retry N times, then take the lock) or neither");
+      s.count = static_cast<int>(r.integer(n["retries"], "retries", 0, 1000000));
+      s.lock = r.name(n["fallback"], "fallback lock of the " + what);
+    }
+  } else if (k == "seq_write") {
+    r.only_keys(n, "a " + what, {"seq_write", "body", "fn"});
+    s.kind = StepKind::kSeqWrite;
+    s.target = r.name(n["seq_write"], "seqcount name of the " + what);
+    s.has_body = true;
+    s.body = body("body", true);
+  } else if (k == "rcu_read") {
+    r.only_keys(n, "a " + what, {"rcu_read", "fn"});
+    s.kind = StepKind::kRcuRead;
+    s.has_body = true;
+    s.body = parse_steps(r, n["rcu_read"], "the read section of the " + what);
+  } else if (k == "synchronize_rcu") {
+    r.only_keys(n, "a " + what, {"synchronize_rcu", "fn"});
+    s.kind = StepKind::kSynchronizeRcu;
+    const std::string v = r.scalar(n["synchronize_rcu"], "synchronize_rcu");
+    if (v != "normal") r.fail(n["synchronize_rcu"], "unknown grace-period kind '" + v + "'", "normal");
+  } else {
+    r.only_keys(n, "a " + what, {"call_rcu", "fn"});
+    s.kind = StepKind::kCallRcu;
+    s.time = r.time_dist(n["call_rcu"], "callback cost of the " + what, false);
   }
   return s;
 }
@@ -260,7 +336,25 @@ Strategy parse_strategy(const Reader& r, const std::string& name, const YAML::No
   s.name = name;
   s.mark = r.mark(n);
   r.expect_map(n, "strategy '" + name + "'");
-  r.only_keys(n, "strategy '" + name + "'", {"description", "extends", "locks", "lines", "ops"});
+  r.only_keys(n, "strategy '" + name + "'", {"description", "extends", "kernel", "locks", "lines", "seqcounts", "ops"});
+  if (const auto kernel = n["kernel"]) {
+    r.expect_map(kernel, "kernel of strategy '" + name + "'");
+    r.only_keys(kernel, "kernel of strategy '" + name + "'", {"hz"});
+    s.hz = static_cast<int>(r.integer(r.require(kernel, "hz", "kernel"), "hz", 10, 100000));
+  }
+  if (const auto seqs = n["seqcounts"]) {
+    r.expect_map(seqs, "seqcounts of strategy '" + name + "'");
+    for (const auto& kv : seqs) {
+      SeqDecl d;
+      d.name = r.name(kv.first, "seqcount name");
+      d.mark = r.mark(kv.first);
+      const std::string what = "seqcount '" + d.name + "'";
+      r.expect_map(kv.second, what);
+      r.only_keys(kv.second, what, {"scope"});
+      d.scope = parse_scope(r, r.require(kv.second, "scope", what));
+      s.seqcounts[d.name] = d;
+    }
+  }
   if (n["description"]) s.description = r.scalar(n["description"], "description");
   if (n["extends"]) s.extends = r.name(n["extends"], "extends");
   if (const auto locks = n["locks"]) {
@@ -349,6 +443,8 @@ void resolve_extends(const Reader& r, std::vector<Strategy>& strategies, const Y
       const Strategy& p = strategies[it->second];
       for (const auto& [k, v] : p.locks) s.locks.emplace(k, v);
       for (const auto& [k, v] : p.lines) s.lines.emplace(k, v);
+      for (const auto& [k, v] : p.seqcounts) s.seqcounts.emplace(k, v);
+      if (s.hz == 0) s.hz = p.hz;
       for (const auto& [k, v] : p.ops) s.ops.emplace(k, v);
     }
     state[i] = 2;
@@ -361,6 +457,17 @@ void resolve_extends(const Reader& r, std::vector<Strategy>& strategies, const Y
 // Every name a step uses must exist, a lock step must name a lock, and op
 // calls must not recurse.
 void check_references(const Strategy& s, const std::vector<std::string>& loop, const SourceMark& loop_mark) {
+  // `spin_only`: a lockref's count shares the word of a spinlock.
+  auto need_lock = [&](const std::string& name, const SourceMark& mark, bool spin_only) {
+    auto it = s.locks.find(name);
+    if (it == s.locks.end())
+      throw ScenarioError(mark, "strategy '" + s.name + "' uses lock '" + name + "', which it does not declare",
+                          "a lock declared under 'locks:'");
+    const std::string& kind = it->second.kind;
+    if (spin_only && kind != "tas" && kind != "ticket" && kind != "mcs")
+      throw ScenarioError(mark, "lockref on lock '" + name + "' of kind " + kind,
+                          "a spinlock (tas, ticket or mcs): a lockref shares the spinlock's word");
+  };
   std::function<void(const std::vector<Step>&)> walk = [&](const std::vector<Step>& steps) {
     for (const auto& st : steps) {
       switch (st.kind) {
@@ -371,9 +478,34 @@ void check_references(const Strategy& s, const std::vector<std::string>& loop, c
           break;
         case StepKind::kAtomic:
         case StepKind::kRead:
+        case StepKind::kSumPerCpu:
+        case StepKind::kPercpuAdd:
           if (!s.lines.count(st.target))
             throw ScenarioError(st.mark, "strategy '" + s.name + "' uses line '" + st.target + "', which it does not declare",
                                 "a line declared under 'lines:'");
+          if (st.kind == StepKind::kSumPerCpu && s.lines.at(st.target).scope != Scope::kCpu)
+            throw ScenarioError(st.mark, "sum over line '" + st.target + "', which is not per-CPU",
+                                "a line with 'scope: cpu'");
+          if (st.kind == StepKind::kPercpuAdd && s.lines.at(st.target).scope == Scope::kCpu)
+            throw ScenarioError(st.mark, "percpu_add names the per-CPU line '" + st.target + "'",
+                                "the shared counter's line (its per-CPU parts are implicit)");
+          if (st.kind == StepKind::kPercpuAdd) need_lock(st.lock, st.mark, false);
+          break;
+        case StepKind::kLockref:
+          need_lock(st.target, st.mark, true);
+          break;
+        case StepKind::kSeqRead:
+        case StepKind::kSeqWrite:
+          if (!s.seqcounts.count(st.target))
+            throw ScenarioError(st.mark, "strategy '" + s.name + "' uses seqcount '" + st.target +
+                                             "', which it does not declare", "a seqcount declared under 'seqcounts:'");
+          if (!st.lock.empty()) need_lock(st.lock, st.mark, false);
+          break;
+        case StepKind::kSynchronizeRcu:
+        case StepKind::kCallRcu:
+          if (s.hz == 0)
+            throw ScenarioError(st.mark, "strategy '" + s.name + "' waits for RCU grace periods but gives no tick rate",
+                                "'kernel: {hz: N}' in the strategy (or the one it extends)");
           break;
         case StepKind::kCall:
           if (!s.ops.count(st.target))
@@ -383,6 +515,7 @@ void check_references(const Strategy& s, const std::vector<std::string>& loop, c
         default: break;
       }
       if (st.has_body) walk(st.body);
+      walk(st.else_body);
     }
   };
   for (const auto& [name, op] : s.ops) walk(op.steps);
@@ -403,6 +536,7 @@ void check_references(const Strategy& s, const std::vector<std::string>& loop, c
       for (const auto& stp : steps) {
         if (stp.kind == StepKind::kCall) visit(stp.target, stp.mark);
         if (stp.has_body) calls(stp.body);
+        calls(stp.else_body);
       }
     };
     calls(s.ops.at(op).steps);

@@ -76,17 +76,43 @@ struct LineDecl {
   SourceMark mark;
 };
 
-enum class StepKind { kCompute, kLock, kAtomic, kRead, kCall, kRepeat };
+struct SeqDecl {
+  std::string name;
+  Scope scope = Scope::kGlobal;
+  SourceMark mark;
+};
+
+enum class StepKind {
+  kCompute,         // compute: TIME                      CPU time, nothing shared
+  kLock,            // lock: L, hold: TIME | body: [...]  (mode: read|write)
+  kAtomic,          // atomic: LINE                       RMW on a cache line
+  kRead,            // read: LINE                         load of a cache line
+  kCall,            // call: OP
+  kRepeat,          // repeat: N, body: [...]
+  kBranch,          // branch: P, then: [...], else: [...]
+  kSleep,           // sleep: TIME                        blocked, not CPU time
+  kPercpuAdd,       // percpu_add: LINE, batch: N, lock: L   (percpu_counter)
+  kLockref,         // lockref: L, hold: TIME             cmpxchg, or the spinlock
+  kSeqRead,         // seq_read: S, body: [...] (retries: N, fallback: L)
+  kSeqWrite,        // seq_write: S, body: [...]
+  kRcuRead,         // rcu_read: [...]
+  kSynchronizeRcu,  // synchronize_rcu: normal
+  kCallRcu,         // call_rcu: TIME                     callback cost, run after a GP
+  kSumPerCpu,       // sum: LINE                          read every CPU's copy
+};
 
 struct Step {
   StepKind kind = StepKind::kCompute;
-  std::string target;    // lock, line or op name
-  TimeDist time;         // compute time, or lock hold time when there is no body
+  std::string target;    // lock, line, seqcount or op name
+  TimeDist time;         // compute/sleep time, lock hold, callback cost
   LockMode mode = LockMode::kExclusive;
   bool has_body = false;
-  std::vector<Step> body;  // steps run while holding the lock / repeated
-  int count = 1;           // repeat count
-  std::string fn;          // kernel function this step stands for (profile)
+  std::vector<Step> body;       // under the lock / repeated / then / read section
+  std::vector<Step> else_body;  // branch
+  int count = 1;                // repeat count; percpu batch; seq retries (-1: unbounded)
+  double probability = 0;       // branch
+  std::string lock;             // percpu_add's counter lock; seq_read's fallback lock
+  std::string fn;               // kernel function this step stands for (profile)
   SourceMark mark;
 };
 
@@ -102,7 +128,9 @@ struct Strategy {
   std::string extends;
   std::map<std::string, LockDecl> locks;
   std::map<std::string, LineDecl> lines;
+  std::map<std::string, SeqDecl> seqcounts;
   std::map<std::string, OpDef> ops;
+  int hz = 0;  // kernel: {hz: N}; needed by RCU grace periods
   SourceMark mark;
 };
 
