@@ -143,10 +143,10 @@ void Executor::handle(sim::Simulation& sim, const sim::Event& e) {
 }
 
 void Executor::reset_window() {
-  measuring_ = true;
+  // Iterations are counted by their completion time, not here: a task
+  // running ahead of the clock may already have completed one inside the
+  // window before this event fires.
   events_before_window_ = sim_.events_executed();
-  window_iterations_ = 0;
-  for (auto& t : tasks_) t.window_iterations = 0;
   for (auto& l : lock_instances_) l->reset_stats();
   for (auto& l : line_instances_) l->reset_stats();
   for (auto& q : seq_instances_) q->reset_stats();
@@ -282,7 +282,10 @@ void Executor::complete_grace_period(sim::Time now) {
 }
 
 // The interpreter loop. `at` is the task's local clock; local steps
-// advance it without events, shared steps wait for the global clock. A task
+// advance it without events, shared steps wait for the global clock. RCU
+// read-side markers cost nothing but are shared steps: whether a CPU is
+// inside a read section must be true at the global instant a grace period
+// looks at it. A task
 // resumed by another task (`from_event` false) runs only local steps before
 // it schedules, so hand-overs never nest.
 void Executor::run(std::size_t t, sim::Time at, bool from_event) {
@@ -322,23 +325,9 @@ void Executor::run(std::size_t t, sim::Time at, bool from_event) {
         }
         continue;
       }
-      case InstrKind::kRcuReadLock:
-        if (task.rcu_depth++ == 0) task.rcu_section_start = at;
-        ++task.pc;
-        continue;
-      case InstrKind::kRcuReadUnlock:
-        if (--task.rcu_depth == 0 && task.qs_pending) {
-          // The deferred quiescent state: the last one lets the grace
-          // period end, as an event at this instant.
-          task.qs_pending = false;
-          if (--qs_outstanding_ == 0 && gp_waiting_for_readers_)
-            sim_.schedule(at > sim_.now() ? at : sim_.now(), handler_id_, kGracePeriodEnd);
-        }
-        ++task.pc;
-        continue;
       case InstrKind::kEndIteration:
         at = run_callbacks(task, at);
-        if (measuring_ && at > config_.warmup && at <= config_.end) {
+        if (at > config_.warmup && at <= config_.end) {
           ++task.window_iterations;
           ++window_iterations_;
         }
@@ -495,6 +484,20 @@ void Executor::run(std::size_t t, sim::Time at, bool from_event) {
         at = done;
         break;
       }
+      case InstrKind::kRcuReadLock:
+        if (task.rcu_depth++ == 0) task.rcu_section_start = at;
+        ++task.pc;
+        break;
+      case InstrKind::kRcuReadUnlock:
+        if (--task.rcu_depth == 0 && task.qs_pending) {
+          // The deferred quiescent state: the last one lets the grace
+          // period end, as an event at this instant.
+          task.qs_pending = false;
+          if (--qs_outstanding_ == 0 && gp_waiting_for_readers_)
+            sim_.schedule(at > sim_.now() ? at : sim_.now(), handler_id_, kGracePeriodEnd);
+        }
+        ++task.pc;
+        break;
       case InstrKind::kSynchronizeRcu: {
         bool started = false;
         task.waiting_gp = rcu_->request(at, started);

@@ -200,7 +200,6 @@ class Executor final : public sim::EventHandler {
   std::vector<Grant> woken_;           // scratch for releases
   std::uint64_t window_iterations_ = 0;
   std::uint64_t events_before_window_ = 0;
-  bool measuring_ = false;
 };
 
 }  // namespace vfssim::models

@@ -34,8 +34,8 @@ enum class InstrKind : std::uint8_t {
   kSeqRetry,       // read_seqretry: retry -> `jump` (begin), or after `count` retries -> `jump2`; ok -> `aux`
   kSeqWriteBegin,
   kSeqWriteEnd,
-  kRcuReadLock,    // local
-  kRcuReadUnlock,  // local (reports a deferred quiescent state)
+  kRcuReadLock,    // free, but at the global clock: grace periods look at it
+  kRcuReadUnlock,  // reports a deferred quiescent state
   kSynchronizeRcu,
   kCallRcu,        // callback costing `time`, run after a grace period
   kEndIteration,

@@ -256,11 +256,11 @@ Step parse_step(const Reader& r, const YAML::Node& n, const std::string& where) 
     s.kind = k == "atomic" ? StepKind::kAtomic : k == "read" ? StepKind::kRead : StepKind::kSumPerCpu;
     s.target = r.name(n[kind], "line name of the " + what);
   } else if (k == "percpu_add") {
-    r.only_keys(n, "a " + what, {"percpu_add", "batch", "lock", "fn"});
+    r.only_keys(n, "a " + what, {"percpu_add", "batch", "counter_lock", "fn"});
     s.kind = StepKind::kPercpuAdd;
     s.target = r.name(n["percpu_add"], "line name of the " + what);
     s.count = static_cast<int>(r.integer(r.require(n, "batch", "the " + what), "batch", 1, 1 << 30));
-    s.lock = r.name(r.require(n, "lock", "the " + what), "lock of the " + what);
+    s.lock = r.name(r.require(n, "counter_lock", "the " + what), "counter lock of the " + what);
   } else if (k == "call") {
     r.only_keys(n, "a " + what, {"call"});
     s.kind = StepKind::kCall;

@@ -91,7 +91,7 @@ enum class StepKind {
   kRepeat,          // repeat: N, body: [...]
   kBranch,          // branch: P, then: [...], else: [...]
   kSleep,           // sleep: TIME                        blocked, not CPU time
-  kPercpuAdd,       // percpu_add: LINE, batch: N, lock: L   (percpu_counter)
+  kPercpuAdd,       // percpu_add: LINE, batch: N, counter_lock: L  (percpu_counter)
   kLockref,         // lockref: L, hold: TIME             cmpxchg, or the spinlock
   kSeqRead,         // seq_read: S, body: [...] (retries: N, fallback: L)
   kSeqWrite,        // seq_write: S, body: [...]

@@ -107,16 +107,17 @@ SCENARIO("a ticket lock's handoff grows with the number of waiters") {
   Time g;
   REQUIRE(lock.acquire(0, Time{}, LockMode::kExclusive, g));
   for (int c = 1; c <= 3; ++c) CHECK_FALSE(lock.acquire(c, Time{} + sim::nanoseconds(c), LockMode::kExclusive, g));
-  // 3 waiters: transfer 10 ns x (1 + (3-1)/2) = 20 ns.
+  // 3 waiters: transfer 10 ns x 3/2 = 15 ns (Boyd-Wickizer et al.: c k/2).
   lock.release(0, Time{} + sim::nanoseconds(100), LockMode::kExclusive, woken);
   REQUIRE(woken.size() == 1);
   CHECK(woken[0].cpu == 1);
-  CHECK(woken[0].at == Time{} + sim::nanoseconds(120));
-  // 2 waiters left: 10 ns x (1 + 1/2) = 15 ns.
+  CHECK(woken[0].at == Time{} + sim::nanoseconds(115));
+  // 2 waiters left: 10 ns x 2/2 = 10 ns.
   woken.clear();
   lock.release(1, Time{} + sim::nanoseconds(200), LockMode::kExclusive, woken);
-  CHECK(woken[0].at == Time{} + sim::nanoseconds(215));
-  // 1 waiter: a single transfer.
+  CHECK(woken[0].at == Time{} + sim::nanoseconds(210));
+  // 1 waiter: c k/2 would be half a transfer, but the line must still
+  // reach it: one whole transfer.
   woken.clear();
   lock.release(2, Time{} + sim::nanoseconds(300), LockMode::kExclusive, woken);
   CHECK(woken[0].at == Time{} + sim::nanoseconds(310));
@@ -164,7 +165,7 @@ TEST_CASE("mutual exclusion holds under heavy contention, and saturation gives 1
   // MCS: always saturated (think 50 ns << 7 x 300 ns), so exactly one hold
   // plus one transfer per acquisition.
   CHECK(rate[1] == doctest::Approx(1.0 / 300e-9).epsilon(0.001));
-  // Ticket: about 6-7 waiters at each release, handoff 100 ns x (1 + (k-1)/2).
+  // Ticket: about 6-7 waiters at each release, handoff 100 ns x k/2.
   CHECK(rate[0] < rate[1] * 0.6);
 }
 
