@@ -33,11 +33,11 @@ models::Scenario bench_scenario(const std::string& lock, int cpus, sim::Duration
   s.locks["the_lock"] = decl;
   Step think;
   think.kind = StepKind::kCompute;
-  think.time = TimeDist{TimeDist::Kind::kExponential, sim::microseconds(2), Duration{0}};
+  think.time = TimeDist::exponential(sim::microseconds(2));
   Step hold;
   hold.kind = StepKind::kLock;
   hold.target = "the_lock";
-  hold.time = TimeDist{TimeDist::Kind::kFixed, sim::nanoseconds(200), Duration{0}};
+  hold.time = TimeDist::fixed(sim::nanoseconds(200));
   s.ops["iteration"] = OpDef{"iteration", {think, hold}, {}};
   sc.strategies.push_back(s);
   return sc;

@@ -57,7 +57,7 @@ std::vector<int> parse_cpu_list(const std::string& s) {
 
 int cmd_run(const std::vector<std::string>& args) {
   po::options_description opts("vfssim run FILE [options]");
-  std::string cpus, db = "vfssim.db", strategies;
+  std::string cpus, db = "vfssim.db", strategies, variants;
   std::uint64_t seed = 1;
   int reps = 1;
   unsigned jobs = 0;
@@ -65,6 +65,7 @@ int cmd_run(const std::vector<std::string>& args) {
     ("help,h", "this help")
     ("cpus", po::value(&cpus), "CPU counts to run, comma-separated (default: the scenario's list)")
     ("strategy", po::value(&strategies), "strategies to run, comma-separated (default: all)")
+    ("variant", po::value(&variants), "workload variants to run, comma-separated, or 'all' (default: default)")
     ("seed", po::value(&seed)->default_value(1), "run seed: same seed, same results")
     ("reps", po::value(&reps)->default_value(1), "replications per point (different derived seeds)")
     ("jobs,j", po::value(&jobs)->default_value(0), "worker threads (default: all cores)")
@@ -99,11 +100,24 @@ int cmd_run(const std::vector<std::string>& args) {
       spec.strategies.push_back(s);
     }
   }
+  if (variants == "all") {
+    for (const auto& v : sc.variants) spec.variants.push_back(v.name);
+  } else if (!variants.empty()) {
+    std::stringstream ss(variants);
+    std::string v;
+    while (std::getline(ss, v, ',')) {
+      if (!sc.has_variant(v)) throw po::error("--variant: scenario '" + sc.name + "' has no variant '" + v + "'");
+      spec.variants.push_back(v);
+    }
+  }
   const models::Topology topo(sc.machine);
-  for (int c : spec.cpus)
-    if (c > topo.num_cpus())
-      throw po::error("--cpus: " + std::to_string(c) + " is more than machine " + sc.machine_name + " has (" +
-                      std::to_string(topo.num_cpus()) + ")");
+  for (const auto& vn : spec.variants.empty() ? std::vector<std::string>{"default"} : spec.variants) {
+    const models::Topology vt(sc.variant(vn).machine);
+    for (int c : spec.cpus)
+      if (c > vt.num_cpus())
+        throw po::error("--cpus: " + std::to_string(c) + " is more than machine " + sc.variant(vn).machine_name +
+                        " has (" + std::to_string(vt.num_cpus()) + ")");
+  }
   spec.seed = seed;
   spec.reps = reps;
   spec.jobs = jobs;
@@ -120,7 +134,7 @@ int cmd_run(const std::vector<std::string>& args) {
   const auto t0 = std::chrono::steady_clock::now();
   auto curve = models::run_sweep(sc, spec, [&](std::size_t done, std::size_t total, const models::PointResult& p) {
     if (!quiet)
-      std::cerr << "\r[" << done << "/" << total << "] " << p.spec.strategy << " @ " << p.spec.cpus << " CPUs   "
+      std::cerr << "\r[" << done << "/" << total << "] " << p.spec.strategy << "/" << p.spec.variant << " @ " << p.spec.cpus << " CPUs   "
                 << std::flush;
   });
   if (!quiet) std::cerr << "\r" << std::string(60, ' ') << "\r";
@@ -142,11 +156,14 @@ int cmd_run(const std::vector<std::string>& args) {
   report::print_chart(std::cout, curve);
   // Where the time goes at each strategy's largest CPU count.
   for (std::size_t i = 0; i < curve.size(); ++i) {
-    if (i + 1 < curve.size() && curve[i + 1].strategy == curve[i].strategy) continue;
+    if (i + 1 < curve.size() && curve[i + 1].strategy == curve[i].strategy && curve[i + 1].variant == curve[i].variant)
+      continue;
     const auto& p = curve[i].reps.front();
-    std::cout << "\n" << curve[i].strategy << " @ " << curve[i].cpus << " CPUs: lock_stat\n";
+    const std::string name =
+        curve[i].variant == "default" ? curve[i].strategy : curve[i].strategy + "/" + curve[i].variant;
+    std::cout << "\n" << name << " @ " << curve[i].cpus << " CPUs: lock_stat\n";
     report::print_lock_stat(std::cout, p);
-    std::cout << curve[i].strategy << " @ " << curve[i].cpus << " CPUs: profile (share of CPU time)\n";
+    std::cout << name << " @ " << curve[i].cpus << " CPUs: profile (share of CPU time)\n";
     report::print_profile(std::cout, p);
   }
   if (store) std::cout << "\nstored as run " << run_id << " in " << db << " (" << wall << " s)\n";

@@ -35,6 +35,11 @@ json lock_json(const models::LockReport& l) {
               {"holdtime_avg_us", s.holds ? us(s.hold_total) / static_cast<double>(s.holds) : 0.0}};
 }
 
+// "strategy" or "strategy/variant": one curve.
+std::string series(const CurvePoint& cp) {
+  return cp.variant == "default" ? cp.strategy : cp.strategy + "/" + cp.variant;
+}
+
 double share(const PointResult& p, sim::Duration t) {
   return p.cpu_time.count() > 0 ? static_cast<double>(t.count()) / static_cast<double>(p.cpu_time.count()) : 0.0;
 }
@@ -52,9 +57,9 @@ std::string format_rate(double v) {
 
 json run_json(const models::Scenario& sc, const RunInfo& info, const std::vector<CurvePoint>& curve) {
   json points = json::array();
-  std::map<std::string, double> base;  // ops/s at each strategy's first CPU count
+  std::map<std::string, double> base;  // per-CPU ops/s at each curve's first CPU count
   for (const auto& cp : curve) {
-    if (!base.count(cp.strategy)) base[cp.strategy] = cp.ops_per_sec / cp.cpus;
+    if (!base.count(series(cp))) base[series(cp)] = cp.ops_per_sec / cp.cpus;
     json reps = json::array();
     for (const auto& r : cp.reps) reps.push_back(r.ops_per_sec);
     // Details (lock_stat, profile) come from the first replication.
@@ -66,8 +71,13 @@ json run_json(const models::Scenario& sc, const RunInfo& info, const std::vector
       const auto& e = p0.profile[i];
       profile.push_back(json{{"symbol", e.symbol}, {"chain", e.chain}, {"detail", e.detail}, {"share", share(p0, e.time)}});
     }
-    const double per_cpu_base = base[cp.strategy];
+    const double per_cpu_base = base[series(cp)];
+    json seqs = json::array();
+    for (const auto& q : p0.seqcounts)
+      seqs.push_back(json{{"name", q.name}, {"reads", q.stats.reads}, {"retries", q.stats.retries},
+                          {"writes", q.stats.writes}, {"begin_waits", q.stats.begin_waits}});
     points.push_back(json{{"strategy", cp.strategy},
+                          {"variant", cp.variant},
                           {"cpus", cp.cpus},
                           {"ops_per_sec", cp.ops_per_sec},
                           {"stddev", cp.stddev},
@@ -78,6 +88,11 @@ json run_json(const models::Scenario& sc, const RunInfo& info, const std::vector
                           {"reps", reps},
                           {"stop", p0.stop},
                           {"lock_stat", locks},
+                          {"seqcounts", seqs},
+                          {"rcu", json{{"grace_periods", p0.rcu.grace_periods},
+                                       {"synchronize_calls", p0.rcu.synchronize_calls},
+                                       {"callbacks_queued", p0.rcu.callbacks_queued},
+                                       {"callbacks_invoked", p0.rcu.callbacks_invoked}}},
                           {"profile", profile}});
   }
   return json{{"scenario", sc.name},
@@ -96,8 +111,8 @@ void print_curve_table(std::ostream& os, const std::vector<CurvePoint>& curve) {
   double per_cpu_base = 0;
   char line[160];
   for (const auto& cp : curve) {
-    if (cp.strategy != current) {
-      current = cp.strategy;
+    if (series(cp) != current) {
+      current = series(cp);
       per_cpu_base = cp.ops_per_sec / cp.cpus;
       os << "\nstrategy " << current << "\n";
       std::snprintf(line, sizeof line, "%6s %14s %10s %9s %11s\n", "cpus", "ops/s", "stddev", "speedup", "efficiency");
@@ -115,7 +130,7 @@ void print_chart(std::ostream& os, const std::vector<CurvePoint>& curve, int wid
   if (curve.empty()) return;
   std::vector<std::string> names;
   for (const auto& cp : curve)
-    if (std::find(names.begin(), names.end(), cp.strategy) == names.end()) names.push_back(cp.strategy);
+    if (std::find(names.begin(), names.end(), series(cp)) == names.end()) names.push_back(series(cp));
   double ymax = 0;
   int cmin = curve.front().cpus, cmax = curve.front().cpus;
   for (const auto& cp : curve) {
@@ -133,7 +148,7 @@ void print_chart(std::ostream& os, const std::vector<CurvePoint>& curve, int wid
     const char mark = static_cast<char>('A' + si % 26);
     int prev_c = -1, prev_r = -1;
     for (const auto& cp : curve) {
-      if (cp.strategy != names[si]) continue;
+      if (series(cp) != names[si]) continue;
       const int c = col(cp.cpus);
       const int r = height - 1 - static_cast<int>(std::lround(cp.ops_per_sec / ymax * (height - 1)));
       if (prev_c >= 0)  // dotted segment between points

@@ -26,15 +26,17 @@ CREATE TABLE runs (
 CREATE TABLE curve (
   run_id INTEGER NOT NULL REFERENCES runs(id),
   strategy TEXT NOT NULL,
+  variant TEXT NOT NULL,
   cpus INTEGER NOT NULL,
   ops_per_sec REAL NOT NULL,
   stddev REAL NOT NULL,
   events INTEGER NOT NULL,
-  PRIMARY KEY (run_id, strategy, cpus)
+  PRIMARY KEY (run_id, strategy, variant, cpus)
 );
 CREATE TABLE points (
   run_id INTEGER NOT NULL REFERENCES runs(id),
   strategy TEXT NOT NULL,
+  variant TEXT NOT NULL,
   cpus INTEGER NOT NULL,
   rep INTEGER NOT NULL,
   seed INTEGER NOT NULL,
@@ -44,11 +46,12 @@ CREATE TABLE points (
   window_seconds REAL NOT NULL,
   stop TEXT NOT NULL,
   wall_seconds REAL NOT NULL,
-  PRIMARY KEY (run_id, strategy, cpus, rep)
+  PRIMARY KEY (run_id, strategy, variant, cpus, rep)
 );
 CREATE TABLE lock_stats (
   run_id INTEGER NOT NULL REFERENCES runs(id),
   strategy TEXT NOT NULL,
+  variant TEXT NOT NULL,
   cpus INTEGER NOT NULL,
   rep INTEGER NOT NULL,
   lock TEXT NOT NULL,
@@ -69,6 +72,7 @@ CREATE TABLE lock_stats (
 CREATE TABLE profile (
   run_id INTEGER NOT NULL REFERENCES runs(id),
   strategy TEXT NOT NULL,
+  variant TEXT NOT NULL,
   cpus INTEGER NOT NULL,
   rep INTEGER NOT NULL,
   symbol TEXT NOT NULL,
@@ -195,34 +199,42 @@ std::int64_t Store::begin_run(const models::Scenario& sc, std::uint64_t seed, in
 void Store::add_point(std::int64_t run_id, const models::CurvePoint& cp) {
   exec("BEGIN IMMEDIATE");
   try {
-    Statement c(db_, "INSERT INTO curve VALUES (?,?,?,?,?,?)");
-    c.bind(1, run_id).bind(2, cp.strategy).bind(3, static_cast<std::int64_t>(cp.cpus)).bind(4, cp.ops_per_sec);
-    c.bind(5, cp.stddev).bind(6, static_cast<std::int64_t>(cp.events));
+    const auto cpus = static_cast<std::int64_t>(cp.cpus);
+    Statement c(db_, "INSERT INTO curve(run_id, strategy, variant, cpus, ops_per_sec, stddev, events) VALUES (?,?,?,?,?,?,?)");
+    c.bind(1, run_id).bind(2, cp.strategy).bind(3, cp.variant).bind(4, cpus);
+    c.bind(5, cp.ops_per_sec).bind(6, cp.stddev).bind(7, static_cast<std::int64_t>(cp.events));
     c.run();
-    Statement p(db_, "INSERT INTO points VALUES (?,?,?,?,?,?,?,?,?,?,?)");
-    Statement l(db_, "INSERT INTO lock_stats VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    Statement f(db_, "INSERT INTO profile VALUES (?,?,?,?,?,?,?,?,?)");
+    Statement p(db_,
+                "INSERT INTO points(run_id, strategy, variant, cpus, rep, seed, ops_per_sec, ops, events, "
+                "window_seconds, stop, wall_seconds) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+    Statement l(db_,
+                "INSERT INTO lock_stats(run_id, strategy, variant, cpus, rep, lock, kind, scope, instances, con_bounces, "
+                "contentions, waittime_min_ps, waittime_max_ps, waittime_total_ps, acq_bounces, acquisitions, "
+                "holdtime_min_ps, holdtime_max_ps, holdtime_total_ps) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    Statement f(db_,
+                "INSERT INTO profile(run_id, strategy, variant, cpus, rep, symbol, chain, detail, time_ps, share) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?)");
     for (const auto& r : cp.reps) {
       const auto rep = static_cast<std::int64_t>(r.spec.rep);
-      p.bind(1, run_id).bind(2, cp.strategy).bind(3, static_cast<std::int64_t>(cp.cpus)).bind(4, rep);
-      p.bind(5, static_cast<std::int64_t>(r.spec.seed)).bind(6, r.ops_per_sec).bind(7, static_cast<std::int64_t>(r.ops));
-      p.bind(8, static_cast<std::int64_t>(r.events)).bind(9, r.window_seconds).bind(10, r.stop).bind(11, r.wall_seconds);
+      p.bind(1, run_id).bind(2, cp.strategy).bind(3, cp.variant).bind(4, cpus).bind(5, rep);
+      p.bind(6, static_cast<std::int64_t>(r.spec.seed)).bind(7, r.ops_per_sec).bind(8, static_cast<std::int64_t>(r.ops));
+      p.bind(9, static_cast<std::int64_t>(r.events)).bind(10, r.window_seconds).bind(11, r.stop).bind(12, r.wall_seconds);
       p.run();
       for (const auto& lk : r.locks) {
         const auto& s = lk.stats;
-        l.bind(1, run_id).bind(2, cp.strategy).bind(3, static_cast<std::int64_t>(cp.cpus)).bind(4, rep);
-        l.bind(5, lk.name).bind(6, lk.kind).bind(7, std::string(models::to_string(lk.scope)));
-        l.bind(8, static_cast<std::int64_t>(lk.instances)).bind(9, static_cast<std::int64_t>(s.con_bounces));
-        l.bind(10, static_cast<std::int64_t>(s.contentions)).bind(11, s.wait_min.count()).bind(12, s.wait_max.count());
-        l.bind(13, s.wait_total.count()).bind(14, static_cast<std::int64_t>(s.acq_bounces));
-        l.bind(15, static_cast<std::int64_t>(s.acquisitions)).bind(16, s.hold_min.count());
-        l.bind(17, s.hold_max.count()).bind(18, s.hold_total.count());
+        l.bind(1, run_id).bind(2, cp.strategy).bind(3, cp.variant).bind(4, cpus).bind(5, rep);
+        l.bind(6, lk.name).bind(7, lk.kind).bind(8, std::string(models::to_string(lk.scope)));
+        l.bind(9, static_cast<std::int64_t>(lk.instances)).bind(10, static_cast<std::int64_t>(s.con_bounces));
+        l.bind(11, static_cast<std::int64_t>(s.contentions)).bind(12, s.wait_min.count()).bind(13, s.wait_max.count());
+        l.bind(14, s.wait_total.count()).bind(15, static_cast<std::int64_t>(s.acq_bounces));
+        l.bind(16, static_cast<std::int64_t>(s.acquisitions)).bind(17, s.hold_min.count());
+        l.bind(18, s.hold_max.count()).bind(19, s.hold_total.count());
         l.run();
       }
       for (const auto& e : r.profile) {
-        f.bind(1, run_id).bind(2, cp.strategy).bind(3, static_cast<std::int64_t>(cp.cpus)).bind(4, rep);
-        f.bind(5, e.symbol).bind(6, e.chain).bind(7, e.detail).bind(8, e.time.count());
-        f.bind(9, r.cpu_time.count() > 0 ? static_cast<double>(e.time.count()) / static_cast<double>(r.cpu_time.count()) : 0.0);
+        f.bind(1, run_id).bind(2, cp.strategy).bind(3, cp.variant).bind(4, cpus).bind(5, rep);
+        f.bind(6, e.symbol).bind(7, e.chain).bind(8, e.detail).bind(9, e.time.count());
+        f.bind(10, r.cpu_time.count() > 0 ? static_cast<double>(e.time.count()) / static_cast<double>(r.cpu_time.count()) : 0.0);
         f.run();
       }
     }

@@ -27,7 +27,7 @@ Instr make_instr(InstrKind kind, LockMode mode = LockMode::kExclusive, std::uint
 
 class Compiler {
  public:
-  Compiler(const Strategy& s, std::size_t max) : s_(s), max_(max) {}
+  Compiler(const Strategy& s, const Params& params, std::size_t max) : s_(s), params_(params), max_(max) {}
 
   Program run(const std::vector<std::string>& loop) {
     p_.frames.push_back({-1, "loop"});
@@ -104,7 +104,22 @@ class Compiler {
 
   void steps(const std::vector<Step>& list, std::uint32_t frame) {
     const std::string self = p_.frames[frame].name;  // a copy: frames grow below
-    for (const auto& st : list) {
+    for (const auto& original : list) {
+      if (!present(original)) continue;
+      Step st = original;
+      st.time = resolve(st.time, st.mark);
+      if (!st.probability_param.empty()) {
+        st.probability = param(st.probability_param, st.mark).number;
+        if (!(st.probability >= 0 && st.probability <= 1))
+          throw ScenarioError(st.mark, "parameter '" + st.probability_param + "' is not a probability",
+                              "a number from 0 to 1");
+      }
+      if (!st.count_param.empty()) {
+        const double c = param(st.count_param, st.mark).number;
+        if (!(c >= 0 && c <= 1e6) || c != static_cast<int>(c))
+          throw ScenarioError(st.mark, "parameter '" + st.count_param + "' is not a repeat count", "a whole number from 0");
+        st.count = static_cast<int>(c);
+      }
       const std::uint32_t sym = symbol(st.fn.empty() ? self : st.fn);
       switch (st.kind) {
         case StepKind::kCompute:
@@ -232,7 +247,23 @@ class Compiler {
     return "_raw_spin_lock";
   }
 
+  const ParamValue& param(const std::string& name, const SourceMark& mark) const {
+    auto it = params_.find(name);
+    if (it == params_.end())
+      throw ScenarioError(mark, "parameter '" + name + "' has no value", "a parameter declared under 'params:'");
+    return it->second;
+  }
+  TimeDist resolve(TimeDist t, const SourceMark& mark) const {
+    if (!t.param.empty()) t.a = param(t.param, mark).time;
+    return t;
+  }
+  bool present(const Step& st) const {
+    if (st.when.empty()) return true;
+    return param(st.when, st.mark).flag != st.when_negated;
+  }
+
   const Strategy& s_;
+  const Params& params_;
   std::size_t max_;
   Program p_;
   std::map<std::string, std::uint32_t> symbol_ids_, lock_ids_, line_ids_, seq_ids_;
@@ -240,8 +271,9 @@ class Compiler {
 
 }  // namespace
 
-Program compile_program(const Strategy& strategy, const std::vector<std::string>& loop, std::size_t max_instructions) {
-  return Compiler(strategy, max_instructions).run(loop);
+Program compile_program(const Strategy& strategy, const std::vector<std::string>& loop, const Params& params,
+                        std::size_t max_instructions) {
+  return Compiler(strategy, params, max_instructions).run(loop);
 }
 
 }  // namespace vfssim::models

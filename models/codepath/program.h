@@ -77,7 +77,9 @@ struct Program {
 
 // Compiles `strategy` running `loop`. Throws ScenarioError when the program
 // would exceed `max_instructions` (a repeat unrolled too far).
-Program compile_program(const Strategy& strategy, const std::vector<std::string>& loop,
+// Workload parameters resolve here: `if:` conditions drop steps, `$name`
+// times, probabilities and counts take the variant's values.
+Program compile_program(const Strategy& strategy, const std::vector<std::string>& loop, const Params& params = {},
                         std::size_t max_instructions = 1 << 20);
 
 }  // namespace vfssim::models

@@ -24,8 +24,8 @@ struct PointSpec {
   int cpus = 1;
   int rep = 0;
   std::uint64_t seed = 1;  // the point's own seed (already derived)
+  std::string variant = "default";
 };
-
 struct PointResult {
   PointSpec spec;
   double ops_per_sec = 0;       // loop iterations per simulated second, all CPUs
@@ -37,12 +37,15 @@ struct PointResult {
   std::vector<LockReport> locks;
   std::vector<LineReport> lines;
   std::vector<ProfileEntry> profile;
+  std::vector<SeqReport> seqcounts;
+  RcuStats rcu;
   Duration cpu_time{0};         // CPUs x window: the profile's 100%
   double wall_seconds = 0;      // not part of deterministic output
 };
 
 struct CurvePoint {
   std::string strategy;
+  std::string variant = "default";
   int cpus = 0;
   double ops_per_sec = 0;  // mean over replications
   double stddev = 0;       // sample standard deviation over replications
@@ -52,6 +55,7 @@ struct CurvePoint {
 
 struct SweepSpec {
   std::vector<std::string> strategies;  // empty: all, in file order
+  std::vector<std::string> variants;    // empty: "default" only
   std::vector<int> cpus;                // empty: the workload's list
   int reps = 1;
   std::uint64_t seed = 1;
@@ -61,12 +65,15 @@ struct SweepSpec {
 // Seed of replication `rep` of a run seeded `seed`.
 std::uint64_t rep_seed(std::uint64_t seed, int rep);
 
+Variant resolve_variant(const Scenario& scenario, const std::string& name);
+
 PointResult run_point(const Scenario& scenario, const PointSpec& spec);
 
 using ProgressFn = std::function<void(std::size_t done, std::size_t total, const PointResult&)>;
 
-// Runs every (strategy, cpus, rep) point; curve points come back in
-// strategy order, then CPU order.
+// Runs every (strategy, variant, cpus, rep) point; curve points come back
+// in strategy order, then variant order, then CPU order. A variant's CPU
+// list is used when the spec gives none.
 std::vector<CurvePoint> run_sweep(const Scenario& scenario, const SweepSpec& spec, const ProgressFn& progress = {});
 
 }  // namespace vfssim::models

@@ -50,6 +50,29 @@ const Strategy& Scenario::strategy(const std::string& n) const {
   throw std::invalid_argument("scenario '" + name + "' has no strategy '" + n + "' (it has: " + known + ")");
 }
 
+const Variant& Scenario::variant(const std::string& n) const {
+  for (const auto& v : variants)
+    if (v.name == n) return v;
+  std::string known;
+  for (const auto& v : variants) known += (known.empty() ? "" : ", ") + v.name;
+  throw std::invalid_argument("scenario '" + name + "' has no variant '" + n + "' (it has: " + known + ")");
+}
+
+bool Scenario::has_variant(const std::string& n) const {
+  for (const auto& v : variants)
+    if (v.name == n) return true;
+  return false;
+}
+
+const char* to_string(ParamValue::Type t) {
+  switch (t) {
+    case ParamValue::Type::kBool: return "switch";
+    case ParamValue::Type::kNumber: return "number";
+    case ParamValue::Type::kTime: return "time";
+  }
+  return "?";
+}
+
 bool Scenario::has_strategy(const std::string& n) const {
   for (const auto& s : strategies)
     if (s.name == n) return true;
@@ -146,8 +169,20 @@ class Reader {
     return d;
   }
 
+  // "$name" names a workload parameter (checked against `params:` later).
+  static bool is_param(const YAML::Node& n) { return n.IsScalar() && !n.Scalar().empty() && n.Scalar()[0] == '$'; }
+  std::string param_name(const YAML::Node& n, const std::string& what) const {
+    const std::string s = n.Scalar().substr(1);
+    if (s.empty()) fail(n, what + " '$' names no parameter", "$NAME of a parameter declared under 'params:'");
+    return s;
+  }
+
   TimeDist time_dist(const YAML::Node& n, const std::string& what, bool positive) const {
     TimeDist t;
+    if (is_param(n)) {
+      t.param = param_name(n, what);
+      return t;
+    }
     if (n.IsScalar()) {
       t.a = duration(n, what, positive);
       return t;
@@ -157,7 +192,8 @@ class Reader {
     if (n.size() != 1) fail(n, what + " has " + std::to_string(n.size()) + " distributions", "exactly one of exp, uniform");
     if (n["exp"]) {
       t.kind = TimeDist::Kind::kExponential;
-      t.a = duration(n["exp"], what + " mean", true);
+      if (is_param(n["exp"])) t.param = param_name(n["exp"], what + " mean");
+      else t.a = duration(n["exp"], what + " mean", true);
     } else {
       const YAML::Node u = n["uniform"];
       if (!u.IsSequence() || u.size() != 2) fail(u, what + " uniform is not a pair", "[low, high] such as [100ns, 300ns]");
@@ -211,6 +247,15 @@ Step parse_step(const Reader& r, const YAML::Node& n, const std::string& where) 
   const std::string k = kind;
   const std::string what = k + " step of " + where;
   if (n["fn"]) s.fn = r.name(n["fn"], "fn of the " + what);
+  if (const auto cond = n["if"]) {
+    std::string c = r.scalar(cond, "condition of the " + what);
+    if (!c.empty() && c[0] == '!') {
+      s.when_negated = true;
+      c = c.substr(1);
+    }
+    if (c.empty()) r.fail(cond, "the condition of the " + what + " is empty", "a switch parameter, or !switch");
+    s.when = c;
+  }
   auto body = [&](const char* key, bool required) {
     if (!n[key]) {
       if (required) r.fail(n, "the " + what + " has no '" + key + "'", "'" + std::string(key) + ": [steps]'");
@@ -219,15 +264,15 @@ Step parse_step(const Reader& r, const YAML::Node& n, const std::string& where) 
     return parse_steps(r, n[key], "the " + std::string(key) + " of the " + what);
   };
   if (k == "compute") {
-    r.only_keys(n, "a " + what, {"compute", "fn"});
+    r.only_keys(n, "a " + what, {"compute", "fn", "if"});
     s.kind = StepKind::kCompute;
     s.time = r.time_dist(n["compute"], "compute time of the " + what, false);
   } else if (k == "sleep") {
-    r.only_keys(n, "a " + what, {"sleep", "fn"});
+    r.only_keys(n, "a " + what, {"sleep", "fn", "if"});
     s.kind = StepKind::kSleep;
     s.time = r.time_dist(n["sleep"], "sleep time of the " + what, true);
   } else if (k == "lock") {
-    r.only_keys(n, "a " + what, {"lock", "hold", "body", "mode", "fn"});
+    r.only_keys(n, "a " + what, {"lock", "hold", "body", "mode", "fn", "if"});
     s.kind = StepKind::kLock;
     s.target = r.name(n["lock"], "lock name of the " + what);
     if (n["mode"]) {
@@ -247,47 +292,52 @@ Step parse_step(const Reader& r, const YAML::Node& n, const std::string& where) 
              "'hold: TIME' or 'body: [steps]'");
     }
   } else if (k == "lockref") {
-    r.only_keys(n, "a " + what, {"lockref", "hold", "fn"});
+    r.only_keys(n, "a " + what, {"lockref", "hold", "fn", "if"});
     s.kind = StepKind::kLockref;
     s.target = r.name(n["lockref"], "lock name of the " + what);
     s.time = r.time_dist(r.require(n, "hold", "the " + what), "slow-path hold time of the " + what, false);
   } else if (k == "atomic" || k == "read" || k == "sum") {
-    r.only_keys(n, "a " + what, {kind, "fn"});
+    r.only_keys(n, "a " + what, {kind, "fn", "if"});
     s.kind = k == "atomic" ? StepKind::kAtomic : k == "read" ? StepKind::kRead : StepKind::kSumPerCpu;
     s.target = r.name(n[kind], "line name of the " + what);
   } else if (k == "percpu_add") {
-    r.only_keys(n, "a " + what, {"percpu_add", "batch", "counter_lock", "fn"});
+    r.only_keys(n, "a " + what, {"percpu_add", "batch", "counter_lock", "fn", "if"});
     s.kind = StepKind::kPercpuAdd;
     s.target = r.name(n["percpu_add"], "line name of the " + what);
     s.count = static_cast<int>(r.integer(r.require(n, "batch", "the " + what), "batch", 1, 1 << 30));
     s.lock = r.name(r.require(n, "counter_lock", "the " + what), "counter lock of the " + what);
   } else if (k == "call") {
-    r.only_keys(n, "a " + what, {"call"});
+    r.only_keys(n, "a " + what, {"call", "if"});
     s.kind = StepKind::kCall;
     s.target = r.name(n["call"], "op name of the " + what);
   } else if (k == "repeat") {
-    r.only_keys(n, "a " + what, {"repeat", "body"});
+    r.only_keys(n, "a " + what, {"repeat", "body", "if"});
     s.kind = StepKind::kRepeat;
-    s.count = static_cast<int>(r.integer(n["repeat"], "repeat count", 1, 100000));
+    if (Reader::is_param(n["repeat"])) s.count_param = r.param_name(n["repeat"], "repeat count");
+    else s.count = static_cast<int>(r.integer(n["repeat"], "repeat count", 1, 100000));
     s.has_body = true;
     s.body = body("body", true);
   } else if (k == "branch") {
-    r.only_keys(n, "a " + what, {"branch", "then", "else"});
+    r.only_keys(n, "a " + what, {"branch", "then", "else", "if"});
     s.kind = StepKind::kBranch;
     const std::string p = r.scalar(n["branch"], "branch probability");
-    std::size_t used = 0;
-    try {
-      s.probability = std::stod(p, &used);
-    } catch (...) {
-      used = 0;
+    if (Reader::is_param(n["branch"])) {
+      s.probability_param = r.param_name(n["branch"], "branch probability");
+    } else {
+      std::size_t used = 0;
+      try {
+        s.probability = std::stod(p, &used);
+      } catch (...) {
+        used = 0;
+      }
+      if (used != p.size() || !(s.probability >= 0.0 && s.probability <= 1.0))
+        r.fail(n["branch"], "branch probability '" + p + "' is not a number from 0 to 1", "a probability such as 0.25");
     }
-    if (used != p.size() || !(s.probability >= 0.0 && s.probability <= 1.0))
-      r.fail(n["branch"], "branch probability '" + p + "' is not a number from 0 to 1", "a probability such as 0.25");
     s.has_body = true;
     s.body = body("then", true);
     s.else_body = body("else", false);
   } else if (k == "seq_read") {
-    r.only_keys(n, "a " + what, {"seq_read", "body", "retries", "fallback", "fn"});
+    r.only_keys(n, "a " + what, {"seq_read", "body", "retries", "fallback", "fn", "if"});
     s.kind = StepKind::kSeqRead;
     s.target = r.name(n["seq_read"], "seqcount name of the " + what);
     s.has_body = true;
@@ -301,23 +351,23 @@ Step parse_step(const Reader& r, const YAML::Node& n, const std::string& where) 
       s.lock = r.name(n["fallback"], "fallback lock of the " + what);
     }
   } else if (k == "seq_write") {
-    r.only_keys(n, "a " + what, {"seq_write", "body", "fn"});
+    r.only_keys(n, "a " + what, {"seq_write", "body", "fn", "if"});
     s.kind = StepKind::kSeqWrite;
     s.target = r.name(n["seq_write"], "seqcount name of the " + what);
     s.has_body = true;
     s.body = body("body", true);
   } else if (k == "rcu_read") {
-    r.only_keys(n, "a " + what, {"rcu_read", "fn"});
+    r.only_keys(n, "a " + what, {"rcu_read", "fn", "if"});
     s.kind = StepKind::kRcuRead;
     s.has_body = true;
     s.body = parse_steps(r, n["rcu_read"], "the read section of the " + what);
   } else if (k == "synchronize_rcu") {
-    r.only_keys(n, "a " + what, {"synchronize_rcu", "fn"});
+    r.only_keys(n, "a " + what, {"synchronize_rcu", "fn", "if"});
     s.kind = StepKind::kSynchronizeRcu;
     const std::string v = r.scalar(n["synchronize_rcu"], "synchronize_rcu");
     if (v != "normal") r.fail(n["synchronize_rcu"], "unknown grace-period kind '" + v + "'", "normal");
   } else {
-    r.only_keys(n, "a " + what, {"call_rcu", "fn"});
+    r.only_keys(n, "a " + what, {"call_rcu", "fn", "if"});
     s.kind = StepKind::kCallRcu;
     s.time = r.time_dist(n["call_rcu"], "callback cost of the " + what, false);
   }
@@ -456,7 +506,16 @@ void resolve_extends(const Reader& r, std::vector<Strategy>& strategies, const Y
 
 // Every name a step uses must exist, a lock step must name a lock, and op
 // calls must not recurse.
-void check_references(const Strategy& s, const std::vector<std::string>& loop, const SourceMark& loop_mark) {
+void check_references(const Strategy& s, const std::vector<std::string>& loop, const SourceMark& loop_mark,
+                      const Params& params) {
+  auto need_param = [&](const std::string& name, ParamValue::Type type, const SourceMark& mark) {
+    auto it = params.find(name);
+    if (it == params.end())
+      throw ScenarioError(mark, "parameter '" + name + "' is not declared", "a parameter declared under 'params:'");
+    if (it->second.type != type)
+      throw ScenarioError(mark, "parameter '" + name + "' is a " + to_string(it->second.type) + " used as a " +
+                                    to_string(type), std::string("a ") + to_string(type) + " parameter");
+  };
   // `spin_only`: a lockref's count shares the word of a spinlock.
   auto need_lock = [&](const std::string& name, const SourceMark& mark, bool spin_only) {
     auto it = s.locks.find(name);
@@ -470,6 +529,10 @@ void check_references(const Strategy& s, const std::vector<std::string>& loop, c
   };
   std::function<void(const std::vector<Step>&)> walk = [&](const std::vector<Step>& steps) {
     for (const auto& st : steps) {
+      if (!st.when.empty()) need_param(st.when, ParamValue::Type::kBool, st.mark);
+      if (!st.time.param.empty()) need_param(st.time.param, ParamValue::Type::kTime, st.mark);
+      if (!st.probability_param.empty()) need_param(st.probability_param, ParamValue::Type::kNumber, st.mark);
+      if (!st.count_param.empty()) need_param(st.count_param, ParamValue::Type::kNumber, st.mark);
       switch (st.kind) {
         case StepKind::kLock:
           if (!s.locks.count(st.target))
@@ -624,6 +687,125 @@ TopologySpec parse_machine(const Reader& r, const YAML::Node& n, const std::stri
   return t;
 }
 
+// "strategy@cpus" or "strategy/variant@cpus".
+Expectation::PointRef parse_point_ref(const Reader& r, const YAML::Node& n, const Scenario& sc) {
+  const std::string s = r.scalar(n, "point");
+  const auto at = s.rfind('@');
+  const std::string expected = "STRATEGY@CPUS or STRATEGY/VARIANT@CPUS, such as baseline@64";
+  if (at == std::string::npos) r.fail(n, "point '" + s + "' has no '@CPUS'", expected);
+  Expectation::PointRef p;
+  std::string head = s.substr(0, at);
+  const auto slash = head.find('/');
+  if (slash != std::string::npos) {
+    p.variant = head.substr(slash + 1);
+    head = head.substr(0, slash);
+  }
+  p.strategy = head;
+  try {
+    std::size_t used = 0;
+    p.cpus = std::stoi(s.substr(at + 1), &used);
+    if (used != s.size() - at - 1) p.cpus = 0;
+  } catch (...) {
+    p.cpus = 0;
+  }
+  if (p.cpus < 1) r.fail(n, "point '" + s + "' has no CPU count after '@'", expected);
+  if (!sc.has_strategy(p.strategy)) r.fail(n, "point '" + s + "' names strategy '" + p.strategy + "', which is not defined", "a strategy of this file");
+  if (!sc.has_variant(p.variant)) r.fail(n, "point '" + s + "' names variant '" + p.variant + "', which is not defined", "a variant of this file");
+  const Topology t(sc.variant(p.variant).machine);
+  if (p.cpus > t.num_cpus())
+    r.fail(n, "point '" + s + "' asks for more CPUs than the machine has (" + std::to_string(t.num_cpus()) + ")", "at most that many");
+  return p;
+}
+
+// "25%" or 0.25.
+double parse_fraction(const Reader& r, const YAML::Node& n, const std::string& what) {
+  std::string s = r.scalar(n, what);
+  double scale = 1;
+  if (!s.empty() && s.back() == '%') {
+    s.pop_back();
+    scale = 0.01;
+  }
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used != s.size() || s.empty()) r.fail(n, what + " '" + n.Scalar() + "' is not a number", "a number or a percentage such as 25%");
+  return v * scale;
+}
+
+std::vector<Expectation> parse_expect(const Reader& r, const YAML::Node& n, const Scenario& sc) {
+  if (!n.IsSequence()) r.fail(n, "expect is not a list", "a list of reported figures");
+  std::vector<Expectation> out;
+  for (const auto& e : n) {
+    r.expect_map(e, "an expected figure");
+    r.only_keys(e, "an expected figure",
+                {"figure", "ratio", "change", "value", "metric", "reported", "tolerance", "fitted", "source"});
+    Expectation x;
+    x.mark = r.mark(e);
+    x.id = r.name(r.require(e, "figure", "an expected figure"), "figure id");
+    for (const auto& prev : out)
+      if (prev.id == x.id) r.fail(e["figure"], "figure '" + x.id + "' appears twice", "a unique id per figure");
+    int kinds = 0;
+    for (const char* k : {"ratio", "change", "value"})
+      if (e[k]) {
+        ++kinds;
+        x.kind = k;
+      }
+    if (kinds != 1) r.fail(e, "figure '" + x.id + "' says " + std::to_string(kinds) + " of ratio/change/value", "exactly one of them");
+    const YAML::Node body = e[x.kind];
+    r.expect_map(body, x.kind + " of figure '" + x.id + "'");
+    if (x.kind == "value") {
+      r.only_keys(body, "value of figure '" + x.id + "'", {"point"});
+      x.new_point = parse_point_ref(r, r.require(body, "point", "value"), sc);
+    } else {
+      r.only_keys(body, x.kind + " of figure '" + x.id + "'", {"new", "base"});
+      x.new_point = parse_point_ref(r, r.require(body, "new", x.kind), sc);
+      x.base_point = parse_point_ref(r, r.require(body, "base", x.kind), sc);
+    }
+    if (e["metric"]) {
+      x.metric = r.scalar(e["metric"], "metric");
+      if (x.metric != "ops_per_sec" && x.metric != "us_per_op" && x.metric.rfind("share:", 0) != 0)
+        r.fail(e["metric"], "unknown metric '" + x.metric + "'", "ops_per_sec, us_per_op or share:CHAIN-PREFIX");
+    }
+    x.reported = parse_fraction(r, r.require(e, "reported", "figure '" + x.id + "'"), "reported");
+    if (x.kind == "change") x.reported += 1.0;  // scored as the ratio new/base
+    x.tolerance = parse_fraction(r, r.require(e, "tolerance", "figure '" + x.id + "'"), "tolerance");
+    if (x.tolerance <= 0) r.fail(e["tolerance"], "tolerance must be positive", "a tolerance such as 25%");
+    if (e["fitted"]) x.fitted = r.boolean(e["fitted"], "fitted");
+    x.source = r.scalar(r.require(e, "source", "figure '" + x.id + "'"), "source");
+    out.push_back(x);
+  }
+  return out;
+}
+
+ParamValue parse_param(const Reader& r, const YAML::Node& n, const std::string& name) {
+  ParamValue v;
+  const std::string s = r.scalar(n, "parameter '" + name + "'");
+  if (s == "true" || s == "false") {
+    v.type = ParamValue::Type::kBool;
+    v.flag = s == "true";
+    return v;
+  }
+  if (!s.empty() && std::isalpha(static_cast<unsigned char>(s.back()))) {
+    v.type = ParamValue::Type::kTime;
+    v.time = r.duration(n, "parameter '" + name + "'", false);
+    return v;
+  }
+  std::size_t used = 0;
+  try {
+    v.number = std::stod(s, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used != s.size() || s.empty())
+    r.fail(n, "parameter '" + name + "' is '" + s + "'", "true/false, a number, or a time with a unit");
+  v.type = ParamValue::Type::kNumber;
+  return v;
+}
+
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ScenarioError({path, 0, 0}, "cannot open the file", "a readable file");
@@ -653,7 +835,8 @@ Scenario load_from(const std::string& text, const std::string& file, const std::
   if (!root || root.IsNull())
     throw ScenarioError({file, 1, 1}, "the scenario is empty", "a mapping with scenario, machine, workload, strategies");
   r.expect_map(root, "the scenario");
-  r.only_keys(root, "the scenario", {"scenario", "description", "source", "machine", "workload", "strategies"});
+  r.only_keys(root, "the scenario",
+              {"scenario", "description", "source", "machine", "workload", "params", "variants", "strategies", "expect"});
   Scenario sc;
   sc.path = file;
   sc.text = text;
@@ -713,12 +896,91 @@ Scenario load_from(const std::string& text, const std::string& file, const std::
     w.cpus.push_back(topo.num_cpus());
   }
 
+  if (const auto params = root["params"]) {
+    r.expect_map(params, "params");
+    for (const auto& kv : params) sc.params[r.name(kv.first, "parameter name")] = parse_param(r, kv.second, kv.first.Scalar());
+  }
+  const fs::path here = fs::path(file).parent_path();
+  Variant def;
+  def.name = "default";
+  def.params = sc.params;
+  def.machine_name = sc.machine_name;
+  def.machine = sc.machine;
+  def.workload = w;
+  def.mark = r.mark(root);
+  sc.variants.push_back(def);
+  if (const auto variants = root["variants"]) {
+    r.expect_map(variants, "variants");
+    for (const auto& kv : variants) {
+      Variant v = def;
+      v.name = r.name(kv.first, "variant name");
+      v.mark = r.mark(kv.first);
+      if (v.name == "default") r.fail(kv.first, "a variant is named 'default'", "another name: 'default' is the scenario as written");
+      const std::string what = "variant '" + v.name + "'";
+      r.expect_map(kv.second, what);
+      r.only_keys(kv.second, what, {"description", "params", "machine", "tasks", "loop", "cpus"});
+      if (kv.second["description"]) v.description = r.scalar(kv.second["description"], "description");
+      if (const auto ps = kv.second["params"]) {
+        r.expect_map(ps, "params of " + what);
+        for (const auto& pv : ps) {
+          const std::string pn = r.name(pv.first, "parameter name");
+          auto it = sc.params.find(pn);
+          if (it == sc.params.end())
+            r.fail(pv.first, what + " sets parameter '" + pn + "', which 'params:' does not declare",
+                   "a parameter declared under 'params:' with its default");
+          const ParamValue val = parse_param(r, pv.second, pn);
+          if (val.type != it->second.type)
+            r.fail(pv.second, what + " gives parameter '" + pn + "' a " + to_string(val.type),
+                   std::string("a ") + to_string(it->second.type) + ", as its default");
+          v.params[pn] = val;
+        }
+      }
+      if (const auto m = kv.second["machine"]) {
+        v.machine_name = r.name(m, "machine");
+        std::vector<std::string> dirs = machine_dirs;
+        dirs.push_back((here / ".." / "machines").string());
+        dirs.push_back((here / "machines").string());
+        const std::string path = find_machine_file(v.machine_name, dirs);
+        if (path.empty()) r.fail(m, "unknown machine preset '" + v.machine_name + "'", "a preset of scenarios/machines/");
+        v.machine = load_machine_file(path);
+        if (!kv.second["cpus"]) {
+          const Topology vt(v.machine);
+          v.workload.cpus.clear();
+          for (int c : w.cpus)
+            if (c <= vt.num_cpus()) v.workload.cpus.push_back(c);
+          if (v.workload.cpus.empty()) v.workload.cpus.push_back(vt.num_cpus());
+        }
+      }
+      if (const auto t = kv.second["tasks"]) {
+        const std::string ts = r.scalar(t, "tasks");
+        if (ts == "process") v.workload.tasks = TaskKind::kProcess;
+        else if (ts == "thread") v.workload.tasks = TaskKind::kThread;
+        else r.fail(t, "unknown task kind '" + ts + "'", "process or thread");
+      }
+      if (const auto loop = kv.second["loop"]) {
+        v.workload.loop.clear();
+        v.workload.loop_mark = r.mark(loop);
+        if (!loop.IsSequence() || loop.size() == 0) r.fail(loop, "variant loop is not a non-empty list", "a list of op names");
+        for (const auto& op : loop) v.workload.loop.push_back(r.name(op, "loop op"));
+      }
+      if (const auto cpus = kv.second["cpus"]) {
+        const Topology vt(v.machine);
+        if (!cpus.IsSequence() || cpus.size() == 0) r.fail(cpus, "cpus is not a non-empty list", "a list such as [1, 2, 4]");
+        v.workload.cpus.clear();
+        for (const auto& c : cpus) v.workload.cpus.push_back(static_cast<int>(r.integer(c, "cpu count", 1, vt.num_cpus())));
+      }
+      sc.variants.push_back(v);
+    }
+  }
+
   const auto strategies = r.require(root, "strategies", "the scenario");
   r.expect_map(strategies, "strategies");
   if (strategies.size() == 0) r.fail(strategies, "strategies is empty", "at least one strategy");
   for (const auto& kv : strategies) sc.strategies.push_back(parse_strategy(r, r.name(kv.first, "strategy name"), kv.second));
   resolve_extends(r, sc.strategies, root);
-  for (const auto& s : sc.strategies) check_references(s, w.loop, w.loop_mark);
+  for (const auto& s : sc.strategies)
+    for (const auto& v : sc.variants) check_references(s, v.workload.loop, v.workload.loop_mark, sc.params);
+  if (root["expect"]) sc.expect = parse_expect(r, root["expect"], sc);
   return sc;
 }
 

@@ -54,8 +54,33 @@ struct TimeDist {
   Kind kind = Kind::kFixed;
   Duration a{0};  // fixed value, exponential mean, or uniform low
   Duration b{0};  // uniform high
+  std::string param;  // "$name": `a` comes from a workload parameter (fixed or exp mean)
   Duration mean() const { return kind == Kind::kUniform ? (a + b) / 2 : a; }
+
+  static TimeDist fixed(Duration v) { return make(Kind::kFixed, v, Duration{0}); }
+  static TimeDist exponential(Duration mean) { return make(Kind::kExponential, mean, Duration{0}); }
+  static TimeDist uniform(Duration lo, Duration hi) { return make(Kind::kUniform, lo, hi); }
+
+ private:
+  static TimeDist make(Kind k, Duration a, Duration b) {
+    TimeDist t;
+    t.kind = k;
+    t.a = a;
+    t.b = b;
+    return t;
+  }
 };
+
+// A workload parameter: a switch, a number (a probability, a count) or a time.
+struct ParamValue {
+  enum class Type { kBool, kNumber, kTime };
+  Type type = Type::kNumber;
+  bool flag = false;
+  double number = 0;
+  Duration time{0};
+};
+using Params = std::map<std::string, ParamValue>;
+const char* to_string(ParamValue::Type t);
 
 struct LockDecl {
   std::string name;
@@ -113,6 +138,10 @@ struct Step {
   double probability = 0;       // branch
   std::string lock;             // percpu_add's counter lock; seq_read's fallback lock
   std::string fn;               // kernel function this step stands for (profile)
+  std::string when;             // "if: PARAM": the step exists only when the switch is on
+  bool when_negated = false;    // "if: '!PARAM'"
+  std::string probability_param;  // "branch: $name"
+  std::string count_param;        // "repeat: $name"
   SourceMark mark;
 };
 
@@ -146,6 +175,34 @@ struct Workload {
   SourceMark loop_mark;
 };
 
+// A named workload variant: parameter values and, optionally, another
+// machine, task kind, loop or CPU list.
+struct Variant {
+  std::string name;
+  std::string description;
+  Params params;  // complete: defaults with the variant's overrides applied
+  std::string machine_name;
+  TopologySpec machine;
+  Workload workload;
+  SourceMark mark;
+};
+
+// A reported figure the scenario must predict (`expect:`).
+struct Expectation {
+  std::string id;
+  std::string kind;        // "ratio": new/base; "change": new/base - 1; "value": a point's metric
+  std::string metric = "ops_per_sec";  // ops_per_sec | us_per_op | share:<profile chain prefix>
+  struct PointRef {
+    std::string strategy, variant = "default";
+    int cpus = 1;
+  } new_point, base_point;
+  double reported = 0;
+  double tolerance = 0;    // relative (0.25 = 25%) for ratio/value; absolute points for change
+  bool fitted = false;     // used to set a constant: shown, not scored
+  std::string source;      // seed file and quoted line
+  SourceMark mark;
+};
+
 struct Scenario {
   std::string name;
   std::string description;
@@ -154,12 +211,17 @@ struct Scenario {
   TopologySpec machine;
   Workload workload;
   std::vector<Strategy> strategies;  // file order, `extends` applied
+  Params params;                     // defaults
+  std::vector<Variant> variants;     // "default" first, then the file's, in order
+  std::vector<Expectation> expect;
   std::string path;                  // file it came from ("<string>" otherwise)
   std::string text;                  // the file's text, stored with results
   std::string hash;                  // fnv1a64 of `text`, hex
 
   const Strategy& strategy(const std::string& name) const;
   bool has_strategy(const std::string& name) const;
+  const Variant& variant(const std::string& name) const;
+  bool has_variant(const std::string& name) const;
 };
 
 // Loads and validates a scenario file. Machine presets named by the file

@@ -83,8 +83,8 @@ Scenario loop_scenario(const LoopSpec& ls, Duration warmup, Duration duration) {
   return sc;
 }
 
-TimeDist fixed(Duration d) { return TimeDist{TimeDist::Kind::kFixed, d, Duration{0}}; }
-TimeDist expo(Duration d) { return TimeDist{TimeDist::Kind::kExponential, d, Duration{0}}; }
+TimeDist fixed(Duration d) { return TimeDist::fixed(d); }
+TimeDist expo(Duration d) { return TimeDist::exponential(d); }
 double sec(Duration d) { return sim::seconds(d); }
 
 // Simulated throughput (acquisitions per simulated second) on n CPUs. The

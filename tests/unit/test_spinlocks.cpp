@@ -44,11 +44,11 @@ Scenario lock_loop(const std::string& kind, Duration think, Duration hold, bool 
   s.locks["L"] = decl;
   Step z;
   z.kind = StepKind::kCompute;
-  z.time = TimeDist{exp_think ? TimeDist::Kind::kExponential : TimeDist::Kind::kFixed, think, Duration{0}};
+  z.time = exp_think ? TimeDist::exponential(think) : TimeDist::fixed(think);
   Step h;
   h.kind = StepKind::kLock;
   h.target = "L";
-  h.time = TimeDist{TimeDist::Kind::kFixed, hold, Duration{0}};
+  h.time = TimeDist::fixed(hold);
   s.ops["iter"] = OpDef{"iter", {z, h}, {}};
   sc.strategies.push_back(s);
   return sc;
