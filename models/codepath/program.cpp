@@ -1,5 +1,6 @@
 #include "models/codepath/program.h"
 
+#include <algorithm>
 #include <map>
 
 namespace vfssim::models {
@@ -224,6 +225,9 @@ class Compiler {
           steps(st.body, frame);
           emit(make_instr(InstrKind::kRcuReadUnlock), frame, symbol("rcu_read_unlock"), "", st.mark);
           break;
+        case StepKind::kWalk:
+          steps(expand_walk(st), sub_frame(frame, st.fn.empty() ? "link_path_walk" : st.fn));
+          break;
         case StepKind::kSynchronizeRcu:
           p_.uses_rcu_gp = true;
           emit(make_instr(InstrKind::kSynchronizeRcu), frame, symbol("synchronize_rcu"), "", st.mark);
@@ -260,6 +264,88 @@ class Compiler {
   bool present(const Step& st) const {
     if (st.when.empty()) return true;
     return param(st.when, st.mark).flag != st.when_negated;
+  }
+
+  // fs/namei.c as steps. ref-walk: take a reference on each component
+  // (d_lock + d_count, or a lockref) and drop the previous one. rcu-walk:
+  // read each component's d_seq, store nothing, and legitimise only the
+  // last dentry. A component whose permission check refuses RCU mode
+  // either drops to ref-walk where it stands (unlazy: take references on
+  // the current dentry and go on) or, as with LOOKUP_FIRST in the 2010 tree,
+  // throws the rcu-walk away and starts the whole walk again in ref-walk.
+  std::vector<Step> expand_walk(const Step& st) const {
+    const WalkSpec& w = st.walk;
+    const bool refusing = w.refuse_if.empty() || param(w.refuse_if, st.mark).flag;
+    auto make = [&](StepKind k) {
+      Step x;
+      x.kind = k;
+      x.mark = st.mark;
+      return x;
+    };
+    auto get = [&](const std::string& d, std::vector<Step>& out) {
+      if (w.lockref) {
+        Step x = make(StepKind::kLockref);
+        x.target = d + ".d_lock";
+        x.time = TimeDist::fixed(Duration{0});
+        out.push_back(x);
+      } else {
+        Step a = make(StepKind::kAtomic);
+        a.target = d + ".d_count";
+        Step l = make(StepKind::kLock);
+        l.target = d + ".d_lock";
+        l.has_body = true;
+        l.body = {a};
+        out.push_back(l);
+      }
+    };
+    auto put = [&](const std::string& d, std::vector<Step>& out) {
+      if (w.lockref) {
+        get(d, out);  // lockref_put_return: the same cmpxchg on the same word
+      } else {
+        Step a = make(StepKind::kAtomic);  // atomic_dec_and_lock, never 1 -> 0 here
+        a.target = d + ".d_count";
+        out.push_back(a);
+      }
+    };
+    auto component = [&](std::vector<Step>& out) {
+      Step c = make(StepKind::kCompute);
+      c.time = resolve(w.component, st.mark);
+      out.push_back(c);
+    };
+    auto ref_walk = [&](std::size_t from, bool have_ref_on_from, std::vector<Step>& out) {
+      if (!have_ref_on_from) get(w.path[from], out);
+      for (std::size_t i = from + 1; i < w.path.size(); ++i) {
+        component(out);
+        get(w.path[i], out);
+        put(w.path[i - 1], out);
+      }
+      if (!w.keep_last) put(w.path.back(), out);
+    };
+    std::vector<Step> out;
+    if (!w.rcu) {
+      ref_walk(0, false, out);
+      return out;
+    }
+    for (std::size_t i = 0; i < w.path.size(); ++i) {
+      if (i > 0) component(out);
+      Step r = make(StepKind::kSeqRead);
+      r.target = w.path[i] + ".d_seq";
+      r.count = -1;
+      out.push_back(r);
+      const bool refused =
+          refusing && std::find(w.refuse.begin(), w.refuse.end(), w.path[i]) != w.refuse.end();
+      if (refused) {
+        if (w.restart) {
+          ref_walk(0, false, out);  // everything so far was wasted
+        } else {
+          ref_walk(i, false, out);  // unlazy: reference here, go on in ref-walk
+        }
+        return out;
+      }
+    }
+    get(w.path.back(), out);  // complete_walk: legitimise the last dentry
+    if (!w.keep_last) put(w.path.back(), out);
+    return out;
   }
 
   const Strategy& s_;

@@ -230,7 +230,7 @@ Step parse_step(const Reader& r, const YAML::Node& n, const std::string& where) 
            "a step such as '- compute: 100ns' or '- lock: name' with 'hold:'");
   static const char* kinds[] = {"compute", "lock",     "atomic",   "read",     "call",      "repeat",
                                 "branch",  "sleep",    "percpu_add", "lockref", "seq_read", "seq_write",
-                                "rcu_read", "synchronize_rcu", "call_rcu", "sum"};
+                                "rcu_read", "synchronize_rcu", "call_rcu", "sum", "walk"};
   const char* kind = nullptr;
   for (const char* k : kinds) {
     if (n[k]) {
@@ -361,6 +361,40 @@ Step parse_step(const Reader& r, const YAML::Node& n, const std::string& where) 
     s.kind = StepKind::kRcuRead;
     s.has_body = true;
     s.body = parse_steps(r, n["rcu_read"], "the read section of the " + what);
+  } else if (k == "walk") {
+    r.only_keys(n, "a " + what, {"walk", "mode", "component", "refcount", "refuse_rcu", "refuse_if", "on_refuse",
+                                 "keep_last", "fn", "if"});
+    s.kind = StepKind::kWalk;
+    const YAML::Node path = n["walk"];
+    if (!path.IsSequence() || path.size() == 0)
+      r.fail(path, "the path of the " + what + " is not a non-empty list", "a list of dentry names, such as [root, tmp, file]");
+    for (const auto& c : path) s.walk.path.push_back(r.name(c, "dentry of the " + what));
+    const std::string mode = r.scalar(r.require(n, "mode", "the " + what), "walk mode");
+    if (mode == "rcu") s.walk.rcu = true;
+    else if (mode == "ref") s.walk.rcu = false;
+    else r.fail(n["mode"], "unknown walk mode '" + mode + "'", "rcu or ref");
+    s.walk.component = r.time_dist(r.require(n, "component", "the " + what), "per-component time of the " + what, false);
+    if (const auto rc = n["refcount"]) {
+      const std::string v = r.scalar(rc, "refcount");
+      if (v == "lockref") s.walk.lockref = true;
+      else if (v != "atomic") r.fail(rc, "unknown refcount '" + v + "'", "atomic (d_count under d_lock) or lockref (3.12+)");
+    }
+    if (n["keep_last"]) s.walk.keep_last = r.boolean(n["keep_last"], "keep_last");
+    if (const auto refuse = n["refuse_rcu"]) {
+      if (!refuse.IsSequence()) r.fail(refuse, "refuse_rcu is not a list", "a list of dentry names of the path");
+      for (const auto& c : refuse) {
+        const std::string d = r.name(c, "refused dentry");
+        if (std::find(s.walk.path.begin(), s.walk.path.end(), d) == s.walk.path.end())
+          r.fail(c, "refuse_rcu names '" + d + "', which is not on the walk's path", "a dentry of the path");
+        s.walk.refuse.push_back(d);
+      }
+    }
+    if (n["refuse_if"]) s.walk.refuse_if = r.name(n["refuse_if"], "refuse_if");
+    if (const auto on = n["on_refuse"]) {
+      const std::string v = r.scalar(on, "on_refuse");
+      if (v == "restart") s.walk.restart = true;
+      else if (v != "unlazy") r.fail(on, "unknown on_refuse '" + v + "'", "unlazy (drop to ref-walk in place) or restart");
+    }
   } else if (k == "synchronize_rcu") {
     r.only_keys(n, "a " + what, {"synchronize_rcu", "fn", "if"});
     s.kind = StepKind::kSynchronizeRcu;
@@ -386,7 +420,32 @@ Strategy parse_strategy(const Reader& r, const std::string& name, const YAML::No
   s.name = name;
   s.mark = r.mark(n);
   r.expect_map(n, "strategy '" + name + "'");
-  r.only_keys(n, "strategy '" + name + "'", {"description", "extends", "kernel", "locks", "lines", "seqcounts", "ops"});
+  r.only_keys(n, "strategy '" + name + "'",
+              {"description", "extends", "kernel", "locks", "lines", "seqcounts", "dentries", "dentry_lock", "ops"});
+  if (const auto dentries = n["dentries"]) {
+    r.expect_map(dentries, "dentries of strategy '" + name + "'");
+    const auto kind = r.require(n, "dentry_lock", "strategy '" + name + "' (it declares dentries)");
+    const std::string k = r.scalar(kind, "dentry_lock");
+    if (k != "tas" && k != "ticket" && k != "mcs") r.fail(kind, "dentry_lock '" + k + "' is not a spinlock kind", "tas, ticket or mcs");
+    for (const auto& kv : dentries) {
+      const std::string d = r.name(kv.first, "dentry name");
+      const std::string what = "dentry '" + d + "'";
+      r.expect_map(kv.second, what);
+      r.only_keys(kv.second, what, {"scope"});
+      const Scope scope = parse_scope(r, r.require(kv.second, "scope", what));
+      s.dentries[d] = scope;
+      LockDecl l;
+      l.name = d + ".d_lock";
+      l.kind = k;
+      l.scope = scope;
+      l.mark = r.mark(kv.first);
+      s.locks[l.name] = l;
+      s.lines[d + ".d_count"] = LineDecl{d + ".d_count", scope, r.mark(kv.first)};
+      s.seqcounts[d + ".d_seq"] = SeqDecl{d + ".d_seq", scope, r.mark(kv.first)};
+    }
+  } else if (n["dentry_lock"]) {
+    r.fail(n["dentry_lock"], "dentry_lock without dentries", "a 'dentries:' mapping");
+  }
   if (const auto kernel = n["kernel"]) {
     r.expect_map(kernel, "kernel of strategy '" + name + "'");
     r.only_keys(kernel, "kernel of strategy '" + name + "'", {"hz"});
@@ -494,6 +553,7 @@ void resolve_extends(const Reader& r, std::vector<Strategy>& strategies, const Y
       for (const auto& [k, v] : p.locks) s.locks.emplace(k, v);
       for (const auto& [k, v] : p.lines) s.lines.emplace(k, v);
       for (const auto& [k, v] : p.seqcounts) s.seqcounts.emplace(k, v);
+      for (const auto& [k, v] : p.dentries) s.dentries.emplace(k, v);
       if (s.hz == 0) s.hz = p.hz;
       for (const auto& [k, v] : p.ops) s.ops.emplace(k, v);
     }
@@ -563,6 +623,14 @@ void check_references(const Strategy& s, const std::vector<std::string>& loop, c
             throw ScenarioError(st.mark, "strategy '" + s.name + "' uses seqcount '" + st.target +
                                              "', which it does not declare", "a seqcount declared under 'seqcounts:'");
           if (!st.lock.empty()) need_lock(st.lock, st.mark, false);
+          break;
+        case StepKind::kWalk:
+          for (const auto& d : st.walk.path)
+            if (!s.dentries.count(d))
+              throw ScenarioError(st.mark, "the walk goes through dentry '" + d + "', which strategy '" + s.name +
+                                               "' does not declare", "a dentry declared under 'dentries:'");
+          if (!st.walk.refuse_if.empty()) need_param(st.walk.refuse_if, ParamValue::Type::kBool, st.mark);
+          if (!st.walk.component.param.empty()) need_param(st.walk.component.param, ParamValue::Type::kTime, st.mark);
           break;
         case StepKind::kSynchronizeRcu:
         case StepKind::kCallRcu:

@@ -124,6 +124,20 @@ enum class StepKind {
   kSynchronizeRcu,  // synchronize_rcu: normal
   kCallRcu,         // call_rcu: TIME                     callback cost, run after a GP
   kSumPerCpu,       // sum: LINE                          read every CPU's copy
+  kWalk,            // walk: [dentries], mode: rcu|ref     path lookup (expanded at compile time)
+};
+
+// A path walk (fs/namei.c), expanded into steps when the program is compiled.
+struct WalkSpec {
+  std::vector<std::string> path;     // dentries, from the starting point to the last component
+  bool rcu = true;                   // rcu-walk first (2.6.38+), else ref-walk
+  TimeDist component;                // per-component work: hash, d_hash lookup, exec permission
+  bool lockref = false;              // d_count shares d_lock's word (3.12+): get/put by lockref
+  std::vector<std::string> refuse;   // components whose permission check refuses RCU mode (-ECHILD)
+  std::string refuse_if;             // ... only when this switch parameter is on
+  bool restart = false;              // on refusal: restart the whole walk in ref-walk (the 2010
+                                     // LOOKUP_FIRST failure) instead of dropping to ref-walk in place
+  bool keep_last = true;             // the last dentry keeps its reference (the caller puts it later)
 };
 
 struct Step {
@@ -142,6 +156,7 @@ struct Step {
   bool when_negated = false;    // "if: '!PARAM'"
   std::string probability_param;  // "branch: $name"
   std::string count_param;        // "repeat: $name"
+  WalkSpec walk;
   SourceMark mark;
 };
 
@@ -158,6 +173,7 @@ struct Strategy {
   std::map<std::string, LockDecl> locks;
   std::map<std::string, LineDecl> lines;
   std::map<std::string, SeqDecl> seqcounts;
+  std::map<std::string, Scope> dentries;  // each implies NAME.d_lock, NAME.d_count, NAME.d_seq
   std::map<std::string, OpDef> ops;
   int hz = 0;  // kernel: {hz: N}; needed by RCU grace periods
   SourceMark mark;

@@ -332,3 +332,49 @@ TEST_CASE("lockref: cmpxchg while the lock is free, the spinlock while it is hel
   CHECK(static_cast<double>(st.acquisitions) > 0.08 * static_cast<double>(r.ops));
   CHECK(static_cast<double>(st.acquisitions) < 0.4 * static_cast<double>(r.ops));
 }
+
+TEST_CASE("path walk: exact single-CPU costs of ref-walk, rcu-walk and the two drops to ref-walk") {
+  struct Case {
+    const char* name;
+    std::string walk;
+    std::int64_t path_ns;
+  };
+  // C = 100 ns per component after the first; get = d_lock 10 + d_count 10;
+  // put = d_count 10; a d_seq read = begin load 1 + retry load 1.
+  const Case cases[] = {
+      {"ref-walk", "mode: ref", 1000 + 20 + (100 + 20 + 10) * 2},
+      {"rcu-walk", "mode: rcu", 1000 + 2 + (100 + 2) * 2 + 20},
+      {"rcu-walk, ACL refuses at tmp, unlazy", "mode: rcu\n          refuse_rcu: [tmp]\n          on_refuse: unlazy",
+       1000 + 2 + (100 + 2) + 20 + (100 + 20 + 10)},
+      {"rcu-walk, ACL refuses at tmp, restart", "mode: rcu\n          refuse_rcu: [tmp]\n          on_refuse: restart",
+       1000 + 2 + (100 + 2) + 20 + (100 + 20 + 10) * 2},
+      {"lockref ref-walk", "mode: ref\n          refcount: lockref", 1000 + 10 + (100 + 10 + 10) * 2},
+  };
+  for (const auto& c : cases) {
+    const std::string name = c.name;
+    CAPTURE(name);
+    const std::string s =
+        "    dentries:\n      root: {scope: global}\n      tmp: {scope: global}\n      file: {scope: task}\n"
+        "    dentry_lock: ticket\n"
+        "    ops:\n      iter:\n        - compute: 1000ns\n"
+        "        - walk: [root, tmp, file]\n          component: 100ns\n          " + c.walk + "\n";
+    const Scenario sc = scenario(s, 4, std::to_string(c.path_ns) + "us");
+    const auto r = run(sc, 1);
+    CHECK(r.ops == 1000);
+  }
+}
+
+TEST_CASE("path walk: ref-walk of a shared path stops scaling, rcu-walk does not") {
+  auto rate = [](const std::string& mode, int cpus) {
+    const std::string s =
+        "    dentries:\n      root: {scope: global}\n      tmp: {scope: global}\n      file: {scope: task}\n"
+        "    dentry_lock: ticket\n"
+        "    ops:\n      iter:\n        - compute: 1000ns\n"
+        "        - walk: [root, tmp, file]\n          component: 100ns\n          mode: " + mode + "\n";
+    return run(scenario(s, 16), cpus).ops_per_sec;
+  };
+  const double ref1 = rate("ref", 1), ref16 = rate("ref", 16);
+  const double rcu1 = rate("rcu", 1), rcu16 = rate("rcu", 16);
+  CHECK(rcu16 / rcu1 > 15.0);  // nothing shared is written
+  CHECK(ref16 / ref1 < 10.0);  // every walk bounces the shared dentries' lines
+}
