@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "models/kernel/free_lock.h"
 #include "models/kernel/mutex.h"
 #include "models/kernel/rwlock.h"
 #include "models/kernel/spinlocks.h"
@@ -17,6 +18,7 @@ std::unique_ptr<Lock> make_lock(const LockDecl& decl, LockContext ctx) {
   if (decl.kind == "rwsem") return std::make_unique<RwLock>(ctx, "rwsem", !decl.spin, false, decl.wake_latency);
   if (decl.kind == "rwlock") return std::make_unique<RwLock>(ctx, "rwlock", false, decl.reader_preference, Duration{0});
   if (decl.kind == "brlock") return std::make_unique<BrLock>(ctx);
+  if (decl.kind == FreeLock::kKind) return std::make_unique<FreeLock>();  // what-if runs only
   throw ScenarioError(decl.mark, "lock '" + decl.name + "' has kind '" + decl.kind + "', which has no model",
                       "a kind listed in docs/scenario-format.md");
 }
@@ -94,9 +96,14 @@ Executor::Executor(sim::Simulation& sim, const Program& program, const Topology&
       seq_table_[t * nseqs + s] = seq_instances_[it->second].get();
       seq_id_table_[t * nseqs + s] = it->second;
     }
-    if (program_.uses_sum) {
-      // Reading every CPU's copy of a per-CPU line: each sits in its CPU's cache.
-      for (int c = 0; c < topo_.num_cpus(); ++c) task.sum_cost += topo_.transfer(c, task.cpu);
+  }
+  if (program_.uses_sum) {
+    // Reading every CPU's copy of a per-CPU line: a copy that a busy CPU
+    // keeps writing comes from that CPU's cache; an idle CPU's copy is never
+    // written, so after the first sum it stays in the reader's cache.
+    for (auto& task : tasks_) {
+      task.sum_cost = topo_.local_hit() * static_cast<std::int64_t>(topo_.num_cpus() - static_cast<int>(n));
+      for (const auto& other : tasks_) task.sum_cost += topo_.transfer(other.cpu, task.cpu);
     }
   }
   for (std::size_t t = 0; t < n; ++t) {
@@ -106,6 +113,7 @@ Executor::Executor(sim::Simulation& sim, const Program& program, const Topology&
     tasks_[t].seqs = seq_table_.data() + t * nseqs;
     tasks_[t].seq_ids = seq_id_table_.data() + t * nseqs;
   }
+  for (const auto& d : program_.locks) lock_removed_.push_back(d.kind == FreeLock::kKind);
   exclusive_holder_.assign(lock_instances_.size(), -1);
   shared_holders_.assign(lock_instances_.size(), 0);
   last_release_.assign(lock_instances_.size(), sim::Time{});
@@ -325,6 +333,13 @@ void Executor::run(std::size_t t, sim::Time at, bool from_event) {
         }
         continue;
       }
+      case InstrKind::kAcquire:
+      case InstrKind::kRelease:
+        if (lock_removed_[in.slot]) {  // a lock made free (FreeLock): nothing to take or check
+          ++task.pc;
+          continue;
+        }
+        break;
       case InstrKind::kEndIteration:
         at = run_callbacks(task, at);
         if (at > config_.warmup && at <= config_.end) {
@@ -356,10 +371,15 @@ void Executor::run(std::size_t t, sim::Time at, bool from_event) {
     switch (in.kind) {
       case InstrKind::kAcquire: {
         const std::uint32_t id = task.lock_ids[in.slot];
-        if (exclusive_holder_[id] == task.cpu)
-          throw InvariantViolation("cpu " + std::to_string(task.cpu) + " takes lock '" +
-                                   program_.locks[in.slot].name + "' it already holds (self-deadlock) at " +
-                                   program_.chain(task.pc));
+        if (exclusive_holder_[id] == task.cpu) {
+          // Self-deadlock: the CPU would wait forever for a lock it holds.
+          // A result of the strategy, not a model bug: the task stays
+          // blocked and the run stops; wait_cycle() names it.
+          task.blocked = true;
+          task.blocked_since = at;
+          sim_.request_stop();
+          return;
+        }
         sim::Time g;
         Lock* lock = task.locks[in.slot];
         if (!lock->acquire(task.cpu, at, in.mode, g)) {
@@ -597,6 +617,72 @@ std::vector<std::string> Executor::blocked_tasks() const {
     if (t.blocked)
       out.push_back("cpu " + std::to_string(t.cpu) + " waiting for " + program_.detail[t.pc] + " at " +
                     program_.chain(t.pc));
+  return out;
+}
+
+// Deadlock reports: who waits for what, where, and who holds it.
+int Executor::waits_for_task(std::size_t t) const {
+  const Task& task = tasks_[t];
+  if (!task.blocked || program_.code[task.pc].kind != InstrKind::kAcquire) return -1;
+  const int holder = exclusive_holder_[task.lock_ids[program_.code[task.pc].slot]];
+  return holder < 0 ? -1 : task_of_cpu_[holder];
+}
+
+std::string Executor::describe_wait(std::size_t t) const {
+  const Task& task = tasks_[t];
+  const Instr& in = program_.code[task.pc];
+  std::string s = "cpu " + std::to_string(task.cpu) + " waiting for ";
+  if (in.kind == InstrKind::kAcquire) {
+    const std::uint32_t id = task.lock_ids[in.slot];
+    s += "lock '" + program_.locks[in.slot].name + "' at " + program_.chain(task.pc);
+    if (exclusive_holder_[id] == task.cpu) s += " held by cpu " + std::to_string(task.cpu) + " itself";
+    else if (exclusive_holder_[id] >= 0) s += " held by cpu " + std::to_string(exclusive_holder_[id]);
+    else if (shared_holders_[id] > 0) s += " held by " + std::to_string(shared_holders_[id]) + " reader(s)";
+  } else {
+    s += (program_.detail[task.pc].empty() ? std::string("a grace period") : "'" + program_.detail[task.pc] + "'") +
+         " at " + program_.chain(task.pc);
+  }
+  return s;
+}
+
+std::string Executor::wait_cycle() const {
+  // Each blocked task waits for at most one other (the exclusive holder of
+  // its lock): follow those edges from every task until a task repeats.
+  std::vector<int> seen_from(tasks_.size(), -1);
+  for (std::size_t start = 0; start < tasks_.size(); ++start) {
+    int t = static_cast<int>(start);
+    while (t >= 0 && seen_from[t] < 0) {
+      seen_from[t] = static_cast<int>(start);
+      t = waits_for_task(static_cast<std::size_t>(t));
+    }
+    if (t < 0 || seen_from[t] != static_cast<int>(start)) continue;
+    // `t` is on a cycle: list it from its lowest CPU.
+    std::vector<std::size_t> cycle{static_cast<std::size_t>(t)};
+    for (int u = waits_for_task(static_cast<std::size_t>(t)); u != t; u = waits_for_task(static_cast<std::size_t>(u)))
+      cycle.push_back(static_cast<std::size_t>(u));
+    std::size_t first = 0;
+    for (std::size_t i = 1; i < cycle.size(); ++i)
+      if (tasks_[cycle[i]].cpu < tasks_[cycle[first]].cpu) first = i;
+    std::string out;
+    for (std::size_t i = 0; i < cycle.size(); ++i)
+      out += (i ? "; " : "") + describe_wait(cycle[(first + i) % cycle.size()]);
+    std::size_t others = 0;
+    for (const auto& task : tasks_) others += task.blocked;
+    others -= cycle.size();
+    if (others > 0) out += " (and " + std::to_string(others) + " more CPUs waiting)";
+    return out;
+  }
+  return {};
+}
+
+std::string Executor::waits(std::size_t max_listed) const {
+  std::string out;
+  std::size_t n = 0;
+  for (std::size_t t = 0; t < tasks_.size(); ++t) {
+    if (!tasks_[t].blocked) continue;
+    if (n++ < max_listed) out += (out.empty() ? "" : "; ") + describe_wait(t);
+  }
+  if (n > max_listed) out += " (and " + std::to_string(n - max_listed) + " more CPUs waiting)";
   return out;
 }
 

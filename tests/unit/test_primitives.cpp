@@ -88,8 +88,9 @@ TEST_CASE("one CPU's rate is 1/(path cost) exactly for every primitive") {
       // atomic on a line we own: 10; load of a line we hold: 1
       {"atomic", "        - atomic: counter\n", 1010},
       {"read", "        - read: counter\n", 1001},
-      // sum of 4 per-CPU copies: own 1 + 3 x 100
-      {"sum", "        - sum: pcpu\n", 1301},
+      // sum of 4 per-CPU copies with one busy CPU: its own 1, and the 3
+      // idle CPUs' copies, never written, stay in its cache: 3 x 1
+      {"sum", "        - sum: pcpu\n", 1004},
       // seq read: begin load 1 + body 50 + retry load 1
       {"seq read", "        - seq_read: seq\n          body:\n            - compute: 50ns\n", 1052},
       // seq write: two increments, 10 each, + body 50

@@ -58,11 +58,11 @@ void expect_error(const std::string& text, int line, int column, const std::stri
 
 }  // namespace
 
-TEST_CASE("the seed scenario loads with both strategies resolved") {
+TEST_CASE("the seed scenario loads with its strategies resolved") {
   const Scenario sc = load_scenario_file(kSeed);
   CHECK(sc.name == "open-close-power5");
   CHECK(sc.machine_name == "power5p-64");
-  REQUIRE(sc.strategies.size() == 2);
+  REQUIRE(sc.strategies.size() == 3);
   const auto& vfs = sc.strategy("vfs-scale");
   CHECK(vfs.locks.at("files_lock").scope == Scope::kCpu);
   CHECK(vfs.locks.at("file_lock").scope == Scope::kProcess);  // inherited from baseline
