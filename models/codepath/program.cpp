@@ -299,8 +299,8 @@ class Compiler {
       }
     };
     auto put = [&](const std::string& d, std::vector<Step>& out) {
-      if (w.lockref) {
-        get(d, out);  // lockref_put_return: the same cmpxchg on the same word
+      if (w.lockref || w.locked_put) {
+        get(d, out);  // lockref_put_return, or d_count-- under d_lock: the same cost as a get
       } else {
         Step a = make(StepKind::kAtomic);  // atomic_dec_and_lock, never 1 -> 0 here
         a.target = d + ".d_count";
@@ -312,8 +312,22 @@ class Compiler {
       c.time = resolve(w.component, st.mark);
       out.push_back(c);
     };
+    // The starting point (the root, or cwd) is pinned with dget: a plain
+    // atomic increment, unless d_count lives under d_lock (locked_put).
+    auto get_start = [&](const std::string& d, std::vector<Step>& out) {
+      if (w.lockref || w.locked_put) {
+        get(d, out);
+      } else {
+        Step a = make(StepKind::kAtomic);
+        a.target = d + ".d_count";
+        out.push_back(a);
+      }
+    };
     auto ref_walk = [&](std::size_t from, bool have_ref_on_from, std::vector<Step>& out) {
-      if (!have_ref_on_from) get(w.path[from], out);
+      if (!have_ref_on_from) {
+        if (from == 0) get_start(w.path[from], out);
+        else get(w.path[from], out);
+      }
       for (std::size_t i = from + 1; i < w.path.size(); ++i) {
         component(out);
         get(w.path[i], out);

@@ -6,6 +6,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -103,10 +104,29 @@ class Reader {
 
   void expect_map(const YAML::Node& n, const std::string& what) const {
     if (!n.IsMap()) fail(n, what + " is not a mapping", "a mapping of keys to values");
+    unique_keys(n, what);
   }
+
+  // YAML allows a key twice and keeps one silently; a scenario may not.
+  void unique_keys(const YAML::Node& n, const std::string& what) const {
+    std::set<std::string> seen;
+    for (const auto& kv : n)
+      if (kv.first.IsScalar() && !seen.insert(kv.first.Scalar()).second)
+        fail(kv.first, "key '" + kv.first.Scalar() + "' appears twice in " + what, "each key once");
+  }
+
+  // Bounds the work of one load: YAML aliases can repeat a list of steps
+  // exponentially often without making the file any longer.
+  void count_step(const YAML::Node& n) const {
+    if (++steps_ > kMaxSteps)
+      fail(n, "the scenario has more than " + std::to_string(kMaxSteps) + " steps once YAML aliases are expanded",
+           "fewer steps (use repeat: N for repetition)");
+  }
+  static constexpr std::size_t kMaxSteps = 100000;
 
   // Fails on any key of `n` not in `allowed`.
   void only_keys(const YAML::Node& n, const std::string& what, std::initializer_list<const char*> allowed) const {
+    unique_keys(n, what);
     for (const auto& kv : n) {
       const std::string k = kv.first.Scalar();
       bool ok = false;
@@ -209,6 +229,7 @@ class Reader {
 
  private:
   std::string file_;
+  mutable std::size_t steps_ = 0;
 };
 
 Scope parse_scope(const Reader& r, const YAML::Node& n) {
@@ -228,6 +249,7 @@ Step parse_step(const Reader& r, const YAML::Node& n, const std::string& where) 
   if (!n.IsMap())
     r.fail(n, "a step of " + where + " is not a mapping",
            "a step such as '- compute: 100ns' or '- lock: name' with 'hold:'");
+  r.count_step(n);
   static const char* kinds[] = {"compute", "lock",     "atomic",   "read",     "call",      "repeat",
                                 "branch",  "sleep",    "percpu_add", "lockref", "seq_read", "seq_write",
                                 "rcu_read", "synchronize_rcu", "call_rcu", "sum", "walk"};
@@ -363,7 +385,7 @@ Step parse_step(const Reader& r, const YAML::Node& n, const std::string& where) 
     s.body = parse_steps(r, n["rcu_read"], "the read section of the " + what);
   } else if (k == "walk") {
     r.only_keys(n, "a " + what, {"walk", "mode", "component", "refcount", "refuse_rcu", "refuse_if", "on_refuse",
-                                 "keep_last", "fn", "if"});
+                                 "keep_last", "locked_put", "fn", "if"});
     s.kind = StepKind::kWalk;
     const YAML::Node path = n["walk"];
     if (!path.IsSequence() || path.size() == 0)
@@ -380,6 +402,7 @@ Step parse_step(const Reader& r, const YAML::Node& n, const std::string& where) 
       else if (v != "atomic") r.fail(rc, "unknown refcount '" + v + "'", "atomic (d_count under d_lock) or lockref (3.12+)");
     }
     if (n["keep_last"]) s.walk.keep_last = r.boolean(n["keep_last"], "keep_last");
+    if (n["locked_put"]) s.walk.locked_put = r.boolean(n["locked_put"], "locked_put");
     if (const auto refuse = n["refuse_rcu"]) {
       if (!refuse.IsSequence()) r.fail(refuse, "refuse_rcu is not a list", "a list of dentry names of the path");
       for (const auto& c : refuse) {
@@ -708,6 +731,10 @@ TopologySpec parse_machine(const Reader& r, const YAML::Node& n, const std::stri
   };
   t.numa_level = level_index("numa");
   t.core_level = level_index("core");
+  if (t.numa_level > t.core_level)  // spread placement fills nodes with whole cores
+    r.fail(n["numa"], "numa level '" + t.levels[t.numa_level].name + "' lies inside the core level '" +
+                          t.levels[t.core_level].name + "': a NUMA node would split a core",
+           "a numa level at or above the core level");
   if (const auto ic = n["interconnect"]) {
     r.expect_map(ic, "interconnect");
     r.only_keys(ic, "interconnect", {"base", "hop", "links"});
@@ -800,7 +827,8 @@ double parse_fraction(const Reader& r, const YAML::Node& n, const std::string& w
   } catch (...) {
     used = 0;
   }
-  if (used != s.size() || s.empty()) r.fail(n, what + " '" + n.Scalar() + "' is not a number", "a number or a percentage such as 25%");
+  if (used != s.size() || s.empty() || !std::isfinite(v))
+    r.fail(n, what + " '" + n.Scalar() + "' is not a number", "a number or a percentage such as 25%");
   return v * scale;
 }
 
@@ -858,6 +886,8 @@ ParamValue parse_param(const Reader& r, const YAML::Node& n, const std::string& 
     return v;
   }
   if (!s.empty() && std::isalpha(static_cast<unsigned char>(s.back()))) {
+    if (!std::isdigit(static_cast<unsigned char>(s[0])) && s[0] != '.')  // a word, not a time
+      r.fail(n, "parameter '" + name + "' is '" + s + "'", "true/false, a number, or a time with a unit");
     v.type = ParamValue::Type::kTime;
     v.time = r.duration(n, "parameter '" + name + "'", false);
     return v;
@@ -1062,6 +1092,7 @@ Duration parse_duration(const std::string& text, const SourceMark& mark) {
   const std::string number = text.substr(0, i);
   const std::string unit = text.substr(i);
   const std::string expected = "a time with a unit, such as 120ns, 2.5us, 4ms (units: ps, ns, us, ms, s)";
+  if (!text.empty() && text[0] == '-') throw ScenarioError(mark, "time '" + text + "' is negative", "a time of zero or more, such as 100ns");
   if (number.empty() || std::count(number.begin(), number.end(), '.') > 1 || number == ".")
     throw ScenarioError(mark, "'" + text + "' is not a time", expected);
   std::int64_t scale = 0;
@@ -1072,8 +1103,13 @@ Duration parse_duration(const std::string& text, const SourceMark& mark) {
   // Exact decimal arithmetic: integer part and fraction in picoseconds.
   const auto dot = number.find('.');
   const std::string ip = number.substr(0, dot);
-  const std::string fp = dot == std::string::npos ? "" : number.substr(dot + 1);
-  if (ip.size() > 15) throw ScenarioError(mark, "time '" + text + "' is too large", "at most hours of simulated time");
+  std::string fp = dot == std::string::npos ? "" : number.substr(dot + 1);
+  while (!fp.empty() && fp.back() == '0') fp.pop_back();
+  // A day of simulated time at most: an exponential draw (up to ~37 times
+  // its mean) then still fits the int64 picosecond clock.
+  const std::string too_large = "at most 86400s (a day) of simulated time";
+  if (ip.size() > 15) throw ScenarioError(mark, "time '" + text + "' is too large", too_large);
+  if (fp.size() > 12) throw ScenarioError(mark, "time '" + text + "' is finer than a picosecond", "a whole number of picoseconds");
   __int128 v = (ip.empty() ? 0 : std::stoll(ip)) * static_cast<__int128>(scale);
   __int128 denom = 1;
   __int128 frac = 0;
@@ -1085,7 +1121,7 @@ Duration parse_duration(const std::string& text, const SourceMark& mark) {
   __int128 fpart = frac * scale;
   if (fpart % denom != 0) throw ScenarioError(mark, "time '" + text + "' is finer than a picosecond", "a whole number of picoseconds");
   v += fpart / denom;
-  if (v > static_cast<__int128>(INT64_MAX / 4)) throw ScenarioError(mark, "time '" + text + "' is too large", "a smaller time");
+  if (v > static_cast<__int128>(86400) * 1000000000000LL) throw ScenarioError(mark, "time '" + text + "' is too large", too_large);
   return Duration{static_cast<std::int64_t>(v)};
 }
 
@@ -1110,13 +1146,24 @@ TopologySpec load_machine_file(const std::string& path) {
   return parse_machine(r, root, fs::path(path).stem().string());
 }
 
+// Only ScenarioError leaves the loader: an exception of yaml-cpp's own (an
+// invalid node, a bad subscript) becomes one at its position.
+static Scenario load_checked(const std::string& text, const std::string& file, const std::vector<std::string>& machine_dirs) {
+  try {
+    return load_from(text, file, machine_dirs);
+  } catch (const YAML::Exception& e) {
+    throw ScenarioError({file, e.mark.line < 0 ? 0 : e.mark.line + 1, e.mark.line < 0 ? 0 : e.mark.column + 1},
+                        "YAML error: " + e.msg, "valid YAML of the scenario format");
+  }
+}
+
 Scenario load_scenario_file(const std::string& path, const std::vector<std::string>& machine_dirs) {
-  return load_from(read_file(path), path, machine_dirs);
+  return load_checked(read_file(path), path, machine_dirs);
 }
 
 Scenario load_scenario_string(const std::string& text, const std::string& name,
                               const std::vector<std::string>& machine_dirs) {
-  return load_from(text, name, machine_dirs);
+  return load_checked(text, name, machine_dirs);
 }
 
 }  // namespace vfssim::models

@@ -138,6 +138,7 @@ struct WalkSpec {
   bool restart = false;              // on refusal: restart the whole walk in ref-walk (the 2010
                                      // LOOKUP_FIRST failure) instead of dropping to ref-walk in place
   bool keep_last = true;             // the last dentry keeps its reference (the caller puts it later)
+  bool locked_put = false;           // a put takes d_lock (vfs-scale's ref-walk: d_count under d_lock)
 };
 
 struct Step {
