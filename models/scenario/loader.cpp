@@ -59,6 +59,14 @@ const Variant& Scenario::variant(const std::string& n) const {
   throw std::invalid_argument("scenario '" + name + "' has no variant '" + n + "' (it has: " + known + ")");
 }
 
+std::vector<int> Scenario::place_tasks(const Topology& topo, const Workload& w, int n) {
+  if (w.cpu_list.empty()) return topo.place(n, w.placement);
+  if (n < 1 || n > static_cast<int>(w.cpu_list.size()))
+    throw std::invalid_argument("cannot place " + std::to_string(n) + " tasks: the placement lists " +
+                                std::to_string(w.cpu_list.size()) + " CPUs");
+  return {w.cpu_list.begin(), w.cpu_list.begin() + n};
+}
+
 bool Scenario::has_variant(const std::string& n) const {
   for (const auto& v : variants)
     if (v.name == n) return true;
@@ -972,12 +980,22 @@ Scenario load_from(const std::string& text, const std::string& file, const std::
   } else {
     r.fail(wl, "workload has no 'tasks'", "'tasks: process' or 'tasks: thread'");
   }
-  if (wl["placement"]) {
+  if (wl["placement"] && wl["placement"].IsSequence()) {
+    // An explicit CPU list: task i runs on the i-th CPU.
+    const Topology t(sc.machine);
+    for (const auto& c : wl["placement"]) {
+      const int cpu = static_cast<int>(r.integer(c, "placement CPU", 0, t.num_cpus() - 1));
+      if (std::find(w.cpu_list.begin(), w.cpu_list.end(), cpu) != w.cpu_list.end())
+        r.fail(c, "placement lists CPU " + std::to_string(cpu) + " twice", "each CPU once");
+      w.cpu_list.push_back(cpu);
+    }
+    if (w.cpu_list.empty()) r.fail(wl["placement"], "placement is an empty list", "CPU numbers, or compact/spread/smt-last");
+  } else if (wl["placement"]) {
     const std::string p = r.scalar(wl["placement"], "placement");
     if (p == "compact") w.placement = Placement::kCompact;
     else if (p == "spread") w.placement = Placement::kSpread;
     else if (p == "smt-last") w.placement = Placement::kSmtLast;
-    else r.fail(wl["placement"], "unknown placement '" + p + "'", "compact, spread or smt-last");
+    else r.fail(wl["placement"], "unknown placement '" + p + "'", "compact, spread, smt-last or a list of CPUs");
   }
   const auto loop = r.require(wl, "loop", "workload");
   w.loop_mark = r.mark(loop);

@@ -185,6 +185,7 @@ enum class TaskKind { kProcess, kThread };
 struct Workload {
   TaskKind tasks = TaskKind::kProcess;  // processes: a files_struct each; threads: one shared
   Placement placement = Placement::kSpread;
+  std::vector<int> cpu_list;            // explicit placement: task i runs on cpu_list[i]
   std::vector<std::string> loop;        // ops of one iteration; ops/s counts iterations
   Duration warmup{0};
   Duration duration{0};
@@ -238,6 +239,8 @@ struct Scenario {
   const Strategy& strategy(const std::string& name) const;
   bool has_strategy(const std::string& name) const;
   const Variant& variant(const std::string& name) const;
+  // The CPUs of `n` tasks under a workload's placement.
+  static std::vector<int> place_tasks(const Topology& topo, const Workload& w, int n);
   bool has_variant(const std::string& name) const;
 };
 

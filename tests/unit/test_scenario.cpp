@@ -100,3 +100,15 @@ TEST_CASE("bad scenarios name file, line and column") {
   expect_error("scenario: [unclosed\n", 2, 1, "YAML syntax error");
   expect_error("", 1, 1, "empty");
 }
+
+TEST_CASE("an explicit placement puts task i on the i-th listed CPU") {
+  const Scenario sc = load_scenario_string(replace(kMinimal, "  tasks: thread\n", "  tasks: thread\n  placement: [3, 1]\n"),
+                                           "explicit.yaml");
+  const Topology topo(sc.machine);
+  CHECK(Scenario::place_tasks(topo, sc.workload, 2) == std::vector<int>{3, 1});
+  CHECK(Scenario::place_tasks(topo, sc.workload, 1) == std::vector<int>{3});
+  CHECK_THROWS_AS(Scenario::place_tasks(topo, sc.workload, 3), std::invalid_argument);
+  CHECK(run_point(sc, PointSpec{"base", 2, 0, 1}).ops > 0);
+  expect_error(replace(kMinimal, "  tasks: thread\n", "  tasks: thread\n  placement: [1, 1]\n"), 10, 18, "twice");
+  expect_error(replace(kMinimal, "  tasks: thread\n", "  tasks: thread\n  placement: [9]\n"), 10, 15, "out of range");
+}
