@@ -149,7 +149,11 @@ class Compiler {
           call(st.target, frame, st.mark);
           break;
         case StepKind::kRepeat:
-          for (int i = 0; i < st.count; ++i) steps(st.body, frame);
+          for (int i = 0; i < st.count; ++i) {
+            const std::uint32_t before = here();
+            steps(st.body, frame);
+            if (here() == before) break;  // the body is empty under these parameters: so is every repeat
+          }
           break;
         case StepKind::kBranch: {
           const std::uint32_t at = here();
@@ -228,6 +232,27 @@ class Compiler {
         case StepKind::kWalk:
           steps(expand_walk(st), sub_frame(frame, st.fn.empty() ? "link_path_walk" : st.fn));
           break;
+        case StepKind::kDecAndLock: {
+          // The atomic decrement; on the last reference (probability
+          // `last`), the spinlock for the 1 -> 0 work.
+          Step dec;
+          dec.kind = StepKind::kAtomic;
+          dec.target = st.target;
+          dec.mark = st.mark;
+          Step locked;
+          locked.kind = StepKind::kLock;
+          locked.target = st.lock;
+          locked.time = st.time;
+          locked.mark = st.mark;
+          Step br;
+          br.kind = StepKind::kBranch;
+          br.probability = st.probability;
+          br.body = {locked};
+          br.has_body = true;
+          br.mark = st.mark;
+          steps({dec, br}, sub_frame(frame, st.fn.empty() ? "atomic_dec_and_lock" : st.fn));
+          break;
+        }
         case StepKind::kSynchronizeRcu:
           p_.uses_rcu_gp = true;
           emit(make_instr(InstrKind::kSynchronizeRcu), frame, symbol("synchronize_rcu"), "", st.mark);

@@ -253,6 +253,25 @@ Scope parse_scope(const Reader& r, const YAML::Node& n) {
 
 std::vector<Step> parse_steps(const Reader& r, const YAML::Node& n, const std::string& where);
 
+// A probability, or "$name" of a number parameter (returned in `param`).
+double parse_probability(const Reader& r, const YAML::Node& n, const std::string& what, std::string& param) {
+  if (Reader::is_param(n)) {
+    param = r.param_name(n, what);
+    return 0;
+  }
+  const std::string p = r.scalar(n, what);
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(p, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used != p.size() || !(v >= 0.0 && v <= 1.0))
+    r.fail(n, what + " '" + p + "' is not a number from 0 to 1", "a probability such as 0.25");
+  return v;
+}
+
 Step parse_step(const Reader& r, const YAML::Node& n, const std::string& where) {
   if (!n.IsMap())
     r.fail(n, "a step of " + where + " is not a mapping",
@@ -260,7 +279,7 @@ Step parse_step(const Reader& r, const YAML::Node& n, const std::string& where) 
   r.count_step(n);
   static const char* kinds[] = {"compute", "lock",     "atomic",   "read",     "call",      "repeat",
                                 "branch",  "sleep",    "percpu_add", "lockref", "seq_read", "seq_write",
-                                "rcu_read", "synchronize_rcu", "call_rcu", "sum", "walk"};
+                                "rcu_read", "synchronize_rcu", "call_rcu", "sum", "walk", "dec_and_lock"};
   const char* kind = nullptr;
   for (const char* k : kinds) {
     if (n[k]) {
@@ -350,19 +369,7 @@ Step parse_step(const Reader& r, const YAML::Node& n, const std::string& where) 
   } else if (k == "branch") {
     r.only_keys(n, "a " + what, {"branch", "then", "else", "if"});
     s.kind = StepKind::kBranch;
-    const std::string p = r.scalar(n["branch"], "branch probability");
-    if (Reader::is_param(n["branch"])) {
-      s.probability_param = r.param_name(n["branch"], "branch probability");
-    } else {
-      std::size_t used = 0;
-      try {
-        s.probability = std::stod(p, &used);
-      } catch (...) {
-        used = 0;
-      }
-      if (used != p.size() || !(s.probability >= 0.0 && s.probability <= 1.0))
-        r.fail(n["branch"], "branch probability '" + p + "' is not a number from 0 to 1", "a probability such as 0.25");
-    }
+    s.probability = parse_probability(r, n["branch"], "branch probability", s.probability_param);
     s.has_body = true;
     s.body = body("then", true);
     s.else_body = body("else", false);
@@ -391,6 +398,15 @@ Step parse_step(const Reader& r, const YAML::Node& n, const std::string& where) 
     s.kind = StepKind::kRcuRead;
     s.has_body = true;
     s.body = parse_steps(r, n["rcu_read"], "the read section of the " + what);
+  } else if (k == "dec_and_lock") {
+    // atomic_dec_and_lock(count, lock): the decrement is an atomic; only the
+    // 1 -> 0 transition (probability `last`) takes the lock.
+    r.only_keys(n, "a " + what, {"dec_and_lock", "spinlock", "last", "hold", "fn", "if"});
+    s.kind = StepKind::kDecAndLock;
+    s.target = r.name(n["dec_and_lock"], "line name of the " + what);
+    s.lock = r.name(r.require(n, "spinlock", "the " + what), "spinlock of the " + what);
+    s.probability = parse_probability(r, r.require(n, "last", "the " + what), "last", s.probability_param);
+    s.time = r.time_dist(r.require(n, "hold", "the " + what), "hold time of the " + what, false);
   } else if (k == "walk") {
     r.only_keys(n, "a " + what, {"walk", "mode", "component", "refcount", "refuse_rcu", "refuse_if", "on_refuse",
                                  "keep_last", "locked_put", "fn", "if"});
@@ -647,6 +663,12 @@ void check_references(const Strategy& s, const std::vector<std::string>& loop, c
           break;
         case StepKind::kLockref:
           need_lock(st.target, st.mark, true);
+          break;
+        case StepKind::kDecAndLock:
+          if (!s.lines.count(st.target))
+            throw ScenarioError(st.mark, "strategy '" + s.name + "' uses line '" + st.target + "', which it does not declare",
+                                "a line declared under 'lines:'");
+          need_lock(st.lock, st.mark, true);
           break;
         case StepKind::kSeqRead:
         case StepKind::kSeqWrite:

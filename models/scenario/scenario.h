@@ -125,6 +125,7 @@ enum class StepKind {
   kCallRcu,         // call_rcu: TIME                     callback cost, run after a GP
   kSumPerCpu,       // sum: LINE                          read every CPU's copy
   kWalk,            // walk: [dentries], mode: rcu|ref     path lookup (expanded at compile time)
+  kDecAndLock,      // dec_and_lock: LINE, spinlock: L, last: P, hold: TIME   atomic_dec_and_lock
 };
 
 // A path walk (fs/namei.c), expanded into steps when the program is compiled.
@@ -215,7 +216,7 @@ struct Expectation {
     int cpus = 1;
   } new_point, base_point;
   double reported = 0;
-  double tolerance = 0;    // relative (0.25 = 25%) for ratio/value; absolute points for change
+  double tolerance = 0;    // relative error allowed (0.25 = 25%); a change is scored as the ratio 1 + change
   bool fitted = false;     // used to set a constant: shown, not scored
   std::string source;      // seed file and quoted line
   SourceMark mark;

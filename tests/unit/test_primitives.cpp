@@ -99,6 +99,12 @@ TEST_CASE("one CPU's rate is 1/(path cost) exactly for every primitive") {
       {"lockref", "        - lockref: spin\n          hold: 30ns\n", 1010},
       // rcu_read costs nothing
       {"rcu_read", "        - rcu_read:\n            - compute: 50ns\n", 1050},
+      // atomic_dec_and_lock never reaching zero: the atomic only
+      {"dec_and_lock, not last",
+       "        - dec_and_lock: counter\n          spinlock: spin\n          last: 0\n          hold: 100ns\n", 1010},
+      // ... always the last reference: atomic 10 + lock word 10 + hold 100
+      {"dec_and_lock, last",
+       "        - dec_and_lock: counter\n          spinlock: spin\n          last: 1\n          hold: 100ns\n", 1120},
   };
   for (const auto& c : cases) {
     const std::string name = c.name;
