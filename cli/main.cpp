@@ -1,19 +1,29 @@
 // vfssim: the command-line front end.
 //
 //   vfssim run FILE [--cpus 1,2,4] [--seed N] [--reps N] [--jobs N] [--db PATH] [--json]
+//                   [--plot PATH] [--next-bottleneck] [--max-events N] [--max-wall S] [--resume]
+//   vfssim validate [PATH...] [--json] [--jobs N] [--reps N] [--db PATH]
+//   vfssim compare FILE --base A --new B [--cpus N] [--reps N] [--variant V] [--json]
 //   vfssim bench [--json] [--seconds S]
 //   vfssim history [--db PATH]
 //   vfssim --help | --version
 //
-// Exit status: 0 success, 1 a run failed, 2 bad input (scenario or flags).
+// Exit status: 0 success, 1 a run failed (or deadlocked), 2 bad input
+// (scenario or flags), 128 + signal when SIGINT/SIGTERM interrupted a run.
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <iostream>
 #include <sstream>
 
 #include "cli/bench.h"
+#include "cli/compare.h"
+#include "cli/fits.h"
+#include "cli/plot.h"
 #include "cli/report.h"
+#include "cli/review.h"
+#include "cli/run_durable.h"
 #include "cli/store.h"
+#include "cli/validate.h"
 #include "models/experiment/experiment.h"
 #include "models/scenario/scenario.h"
 
@@ -30,6 +40,8 @@ const char* kUsage =
     "commands:\n"
     "  run FILE      simulate every strategy of a scenario over a CPU sweep;\n"
     "                print the curves, store the run in the results database\n"
+    "  validate      score the reported figures (expect:) of scenarios against predictions\n"
+    "  compare FILE  two strategies side by side (LKP table), with their bottlenecks\n"
     "  bench         the lock microbenchmark: simulated acquisitions per second\n"
     "  history       list the runs stored in the results database\n"
     "\n"
@@ -57,7 +69,7 @@ std::vector<int> parse_cpu_list(const std::string& s) {
 
 int cmd_run(const std::vector<std::string>& args) {
   po::options_description opts("vfssim run FILE [options]");
-  std::string cpus, db = "vfssim.db", strategies, variants;
+  std::string cpus, db = "vfssim.db", strategies, variants, plot;
   std::uint64_t seed = 1;
   int reps = 1;
   unsigned jobs = 0;
@@ -71,7 +83,11 @@ int cmd_run(const std::vector<std::string>& args) {
     ("jobs,j", po::value(&jobs)->default_value(0), "worker threads (default: all cores)")
     ("db", po::value(&db)->default_value("vfssim.db"), "results database (SQLite); '' to store nothing")
     ("json", "print one JSON document on stdout instead of tables")
+    ("plot", po::value(&plot), "write the curves as an SVG file")
+    ("next-bottleneck", "run each point again without its bottleneck to find the next one (doubles the cost)")
     ("quiet,q", "no progress on stderr");
+  report::DurableOptions durable;  // --max-events, --max-wall, --resume (cli/run_durable.h)
+  report::add_durable_options(opts, durable);
   po::options_description hidden;
   std::string file;
   hidden.add_options()("file", po::value(&file));
@@ -122,37 +138,45 @@ int cmd_run(const std::vector<std::string>& args) {
   spec.reps = reps;
   spec.jobs = jobs;
 
-  std::unique_ptr<report::Store> store;
-  std::int64_t run_id = 0;
-  if (!db.empty()) {
-    store = std::make_unique<report::Store>(db);
-    std::string joined;
-    for (const auto& a : args) joined += (joined.empty() ? "" : " ") + a;
-    run_id = store->begin_run(sc, seed, reps, joined);
+  // Each curve point is committed as it finishes; SIGINT/SIGTERM stop the
+  // sweep with what is done stored; budgets stop runaway points.
+  durable.db = db;
+  durable.quiet = vm.count("quiet") > 0;
+  durable.resume = vm.count("resume") > 0;
+  durable.args = args;
+  report::SweepOutcome outcome = report::run_durable_sweep(sc, spec, durable);
+  if (!outcome.complete()) return report::finish_incomplete(outcome, std::cerr);
+  auto& curve = outcome.curve;
+  auto& store = outcome.store;
+  const std::int64_t run_id = outcome.run_id;
+  const double wall = outcome.wall;
+  const auto fits = report::fit_curves(curve);
+  std::vector<report::WhatIf> what_if;  // per curve point, with --next-bottleneck
+  if (vm.count("next-bottleneck")) {
+    std::vector<const std::vector<models::PointResult>*> groups;
+    for (const auto& cp : curve) groups.push_back(&cp.reps);
+    what_if = report::next_bottlenecks(sc, groups, jobs);
   }
-  const bool quiet = vm.count("quiet") > 0;
-  const auto t0 = std::chrono::steady_clock::now();
-  auto curve = models::run_sweep(sc, spec, [&](std::size_t done, std::size_t total, const models::PointResult& p) {
-    if (!quiet)
-      std::cerr << "\r[" << done << "/" << total << "] " << p.spec.strategy << "/" << p.spec.variant << " @ " << p.spec.cpus << " CPUs   "
-                << std::flush;
-  });
-  if (!quiet) std::cerr << "\r" << std::string(60, ' ') << "\r";
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (store) {
-    for (const auto& cp : curve) store->add_point(run_id, cp);
+  if (store && !outcome.was_done) {  // a --resume of a finished run stores nothing again
+    store->add_fits(run_id, report::fit_rows(fits));
     store->finish_run(run_id, wall);
   }
+  if (!plot.empty()) report::write_plot(plot, sc, curve);
 
   report::RunInfo info{seed, reps};
   if (vm.count("json")) {
-    std::cout << report::run_json(sc, info, curve).dump(2) << "\n";
-    return 0;
+    auto doc = report::run_json(sc, info, curve);
+    doc["fits"] = report::fits_json(fits);
+    for (std::size_t i = 0; i < what_if.size(); ++i)
+      doc["points"][i]["next_bottleneck"] = report::bottleneck_json(what_if[i].next);
+    std::cout << doc.dump(2) << "\n";
+    return report::report_deadlocks(outcome, std::cerr);
   }
   std::cout << "scenario " << sc.name << " on " << sc.machine_name << " (" << topo.num_cpus() << " CPUs), seed "
             << seed << ", " << reps << " replication" << (reps > 1 ? "s" : "") << "\n";
   if (!sc.description.empty()) std::cout << sc.description << "\n";
   report::print_curve_table(std::cout, curve);
+  report::print_fits(std::cout, fits);
   report::print_chart(std::cout, curve);
   // Where the time goes at each strategy's largest CPU count.
   for (std::size_t i = 0; i < curve.size(); ++i) {
@@ -165,9 +189,10 @@ int cmd_run(const std::vector<std::string>& args) {
     report::print_lock_stat(std::cout, p);
     std::cout << name << " @ " << curve[i].cpus << " CPUs: profile (share of CPU time)\n";
     report::print_profile(std::cout, p);
+    report::print_bottleneck(std::cout, curve[i].reps, what_if.empty() ? nullptr : &what_if[i]);
   }
   if (store) std::cout << "\nstored as run " << run_id << " in " << db << " (" << wall << " s)\n";
-  return 0;
+  return report::report_deadlocks(outcome, std::cerr);
 }
 
 int cmd_bench(const std::vector<std::string>& args) {
@@ -249,6 +274,8 @@ int main(int argc, char** argv) {
     if (cmd == "run") return cmd_run(args);
     if (cmd == "bench") return cmd_bench(args);
     if (cmd == "history") return cmd_history(args);
+    if (cmd == "validate") return report::cmd_validate(args);
+    if (cmd == "compare") return report::cmd_compare(args);
     std::cerr << "vfssim: unknown command '" << cmd << "'\n" << kUsage;
     return kExitBadInput;
   } catch (const models::ScenarioError& e) {

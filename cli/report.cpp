@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <map>
 
+#include "cli/review.h"
+
 namespace vfssim::report {
 
 using nlohmann::json;
@@ -93,7 +95,8 @@ json run_json(const models::Scenario& sc, const RunInfo& info, const std::vector
                                        {"synchronize_calls", p0.rcu.synchronize_calls},
                                        {"callbacks_queued", p0.rcu.callbacks_queued},
                                        {"callbacks_invoked", p0.rcu.callbacks_invoked}}},
-                          {"profile", profile}});
+                          {"profile", profile},
+                          {"bottleneck", bottleneck_json(find_bottleneck(cp.reps))}});
   }
   return json{{"scenario", sc.name},
               {"machine", sc.machine_name},

@@ -1,6 +1,9 @@
 #include "cli/store.h"
 
+#include <chrono>
+#include <cmath>
 #include <ctime>
+#include <thread>
 
 namespace vfssim::report {
 
@@ -82,6 +85,89 @@ CREATE TABLE profile (
   share REAL NOT NULL
 );
 )sql",
+    // 2: `vfssim validate` results and the scalability fits of runs.
+    R"sql(
+CREATE TABLE validations (
+  id INTEGER PRIMARY KEY,
+  created_at TEXT NOT NULL,
+  tool_version TEXT NOT NULL,
+  wall_seconds REAL,
+  summary_json TEXT NOT NULL
+);
+CREATE TABLE validation_figures (
+  validation_id INTEGER NOT NULL REFERENCES validations(id),
+  scenario TEXT NOT NULL,
+  figure TEXT NOT NULL,
+  reported REAL NOT NULL,
+  predicted REAL,
+  fitted INTEGER NOT NULL,
+  within_tolerance INTEGER NOT NULL,
+  direction_ok INTEGER,
+  error REAL,
+  tolerance REAL NOT NULL
+);
+CREATE TABLE fits (
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  strategy TEXT NOT NULL,
+  variant TEXT NOT NULL,
+  model TEXT NOT NULL,
+  sigma REAL NOT NULL,
+  kappa REAL NOT NULL,
+  lambda REAL NOT NULL,
+  peak_cpus REAL
+);
+)sql",
+    // 3: durable sweeps (--resume) and every field of a point, so that a
+    // resumed run prints what an uninterrupted one does.
+    R"sql(
+ALTER TABLE runs ADD COLUMN sweep TEXT;
+ALTER TABLE runs ADD COLUMN status TEXT;
+ALTER TABLE points ADD COLUMN window_events INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE points ADD COLUMN cpu_time_ps INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE lock_stats ADD COLUMN holds INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE profile ADD COLUMN object_kind TEXT NOT NULL DEFAULT '';
+ALTER TABLE profile ADD COLUMN synchronizing INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE line_stats (
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  strategy TEXT NOT NULL,
+  variant TEXT NOT NULL,
+  cpus INTEGER NOT NULL,
+  rep INTEGER NOT NULL,
+  line TEXT NOT NULL,
+  scope TEXT NOT NULL,
+  instances INTEGER NOT NULL,
+  loads INTEGER NOT NULL,
+  rmws INTEGER NOT NULL,
+  bounces INTEGER NOT NULL,
+  queue_wait_ps INTEGER NOT NULL
+);
+CREATE TABLE seqcount_stats (
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  strategy TEXT NOT NULL,
+  variant TEXT NOT NULL,
+  cpus INTEGER NOT NULL,
+  rep INTEGER NOT NULL,
+  seqcount TEXT NOT NULL,
+  instances INTEGER NOT NULL,
+  reads INTEGER NOT NULL,
+  retries INTEGER NOT NULL,
+  writes INTEGER NOT NULL,
+  begin_waits INTEGER NOT NULL
+);
+CREATE TABLE rcu_stats (
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  strategy TEXT NOT NULL,
+  variant TEXT NOT NULL,
+  cpus INTEGER NOT NULL,
+  rep INTEGER NOT NULL,
+  grace_periods INTEGER NOT NULL,
+  synchronize_calls INTEGER NOT NULL,
+  callbacks_queued INTEGER NOT NULL,
+  callbacks_invoked INTEGER NOT NULL,
+  gp_total_ps INTEGER NOT NULL
+);
+CREATE INDEX runs_by_sweep ON runs(scenario_hash, seed, replications, sweep);
+)sql",
 };
 
 constexpr int kMigrationCount = sizeof(kMigrations) / sizeof(kMigrations[0]);
@@ -96,6 +182,12 @@ class Statement {
   ~Statement() { sqlite3_finalize(st_); }
   Statement& bind(int i, std::int64_t v) { sqlite3_bind_int64(st_, i, v); return *this; }
   Statement& bind(int i, double v) { sqlite3_bind_double(st_, i, v); return *this; }
+  // NULL for a value that is not finite (SQLite has no NaN).
+  Statement& bind_real(int i, double v) {
+    if (std::isfinite(v)) sqlite3_bind_double(st_, i, v);
+    else sqlite3_bind_null(st_, i);
+    return *this;
+  }
   Statement& bind(int i, const std::string& v) {
     sqlite3_bind_text(st_, i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
     return *this;
@@ -137,12 +229,13 @@ Store::Store(const std::string& path) : path_(path) {
     int version = -1;
     bool has_tables = false;
     {
-      Statement q(db_, "PRAGMA user_version");
-      if (q.step()) version = static_cast<int>(q.i64(0));
-    }
-    {
-      Statement q(db_, "SELECT count(*) FROM sqlite_master");
-      if (q.step()) has_tables = q.i64(0) > 0;
+      // One statement, one snapshot: another process may be creating the
+      // schema right now, and its tables must not be seen without its version.
+      Statement q(db_, "SELECT user_version, (SELECT count(*) FROM sqlite_master) FROM pragma_user_version");
+      if (q.step()) {
+        version = static_cast<int>(q.i64(0));
+        has_tables = q.i64(1) > 0;
+      }
     }
     if (has_tables && version == 0)
       throw StoreError(path + ": this SQLite file is not a vfssim results database (it has other tables); "
@@ -150,10 +243,30 @@ Store::Store(const std::string& path) : path_(path) {
     if (version > kSchemaVersion)
       throw StoreError(path + ": results database schema " + std::to_string(version) +
                        " is newer than this vfssim understands (" + std::to_string(kSchemaVersion) + ")");
-    exec("PRAGMA journal_mode=WAL");
+    // Two processes switching a new file to WAL at once both hold a read
+    // lock and want the write lock: SQLite refuses one at once, without
+    // its busy handler. Retry for as long as the busy timeout.
+    for (int attempt = 0;; ++attempt) {
+      const int rc = sqlite3_exec(db_, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
+      if (rc == SQLITE_OK) break;
+      if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) || attempt >= 3000)
+        throw StoreError(std::string("SQLite: ") + sqlite3_errmsg(db_));
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
     exec("PRAGMA foreign_keys=ON");
     for (int v = version; v < kSchemaVersion; ++v) {
       exec("BEGIN IMMEDIATE");
+      // Another process may have migrated the file while this one waited.
+      int now = v;
+      {
+        Statement q(db_, "PRAGMA user_version");
+        if (q.step()) now = static_cast<int>(q.i64(0));
+      }
+      if (now > v) {
+        exec("COMMIT");
+        v = now - 1;
+        continue;
+      }
       exec(kMigrations[v]);
       exec("PRAGMA user_version=" + std::to_string(v + 1));
       exec("COMMIT");
@@ -206,19 +319,20 @@ void Store::add_point(std::int64_t run_id, const models::CurvePoint& cp) {
     c.run();
     Statement p(db_,
                 "INSERT INTO points(run_id, strategy, variant, cpus, rep, seed, ops_per_sec, ops, events, "
-                "window_seconds, stop, wall_seconds) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+                "window_seconds, stop, wall_seconds, window_events, cpu_time_ps) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     Statement l(db_,
                 "INSERT INTO lock_stats(run_id, strategy, variant, cpus, rep, lock, kind, scope, instances, con_bounces, "
                 "contentions, waittime_min_ps, waittime_max_ps, waittime_total_ps, acq_bounces, acquisitions, "
-                "holdtime_min_ps, holdtime_max_ps, holdtime_total_ps) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                "holdtime_min_ps, holdtime_max_ps, holdtime_total_ps, holds) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     Statement f(db_,
-                "INSERT INTO profile(run_id, strategy, variant, cpus, rep, symbol, chain, detail, time_ps, share) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?)");
+                "INSERT INTO profile(run_id, strategy, variant, cpus, rep, symbol, chain, detail, time_ps, share, "
+                "object_kind, synchronizing) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
     for (const auto& r : cp.reps) {
       const auto rep = static_cast<std::int64_t>(r.spec.rep);
       p.bind(1, run_id).bind(2, cp.strategy).bind(3, cp.variant).bind(4, cpus).bind(5, rep);
       p.bind(6, static_cast<std::int64_t>(r.spec.seed)).bind(7, r.ops_per_sec).bind(8, static_cast<std::int64_t>(r.ops));
       p.bind(9, static_cast<std::int64_t>(r.events)).bind(10, r.window_seconds).bind(11, r.stop).bind(12, r.wall_seconds);
+      p.bind(13, static_cast<std::int64_t>(r.window_events)).bind(14, r.cpu_time.count());
       p.run();
       for (const auto& lk : r.locks) {
         const auto& s = lk.stats;
@@ -228,16 +342,18 @@ void Store::add_point(std::int64_t run_id, const models::CurvePoint& cp) {
         l.bind(11, static_cast<std::int64_t>(s.contentions)).bind(12, s.wait_min.count()).bind(13, s.wait_max.count());
         l.bind(14, s.wait_total.count()).bind(15, static_cast<std::int64_t>(s.acq_bounces));
         l.bind(16, static_cast<std::int64_t>(s.acquisitions)).bind(17, s.hold_min.count());
-        l.bind(18, s.hold_max.count()).bind(19, s.hold_total.count());
+        l.bind(18, s.hold_max.count()).bind(19, s.hold_total.count()).bind(20, static_cast<std::int64_t>(s.holds));
         l.run();
       }
       for (const auto& e : r.profile) {
         f.bind(1, run_id).bind(2, cp.strategy).bind(3, cp.variant).bind(4, cpus).bind(5, rep);
         f.bind(6, e.symbol).bind(7, e.chain).bind(8, e.detail).bind(9, e.time.count());
         f.bind(10, r.cpu_time.count() > 0 ? static_cast<double>(e.time.count()) / static_cast<double>(r.cpu_time.count()) : 0.0);
+        f.bind(11, e.object_kind).bind(12, static_cast<std::int64_t>(e.synchronizing));
         f.run();
       }
     }
+    add_point_details(run_id, cp);  // lines, seqcounts, RCU (cli/store_durable.cpp)
     exec("COMMIT");
   } catch (...) {
     exec("ROLLBACK");
@@ -246,7 +362,7 @@ void Store::add_point(std::int64_t run_id, const models::CurvePoint& cp) {
 }
 
 void Store::finish_run(std::int64_t run_id, double wall_seconds) {
-  Statement s(db_, "UPDATE runs SET wall_seconds=? WHERE id=?");
+  Statement s(db_, "UPDATE runs SET wall_seconds=coalesce(wall_seconds, 0)+?, status='done' WHERE id=?");
   s.bind(1, wall_seconds).bind(2, run_id);
   s.run();
 }
@@ -261,6 +377,56 @@ std::vector<Store::RunRow> Store::runs() {
     out.push_back(RunRow{q.i64(0), q.text(1), q.text(2), q.text(3), q.text(4), static_cast<std::uint64_t>(q.i64(5)),
                          static_cast<int>(q.i64(6)), q.f64(7)});
   return out;
+}
+
+std::int64_t Store::add_validation(double wall_seconds, const std::string& summary_json,
+                                   const std::vector<ValidationFigureRow>& figures) {
+  char when[32];
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  exec("BEGIN IMMEDIATE");
+  try {
+    Statement v(db_, "INSERT INTO validations(created_at, tool_version, wall_seconds, summary_json) VALUES (?,?,?,?)");
+    v.bind(1, std::string(when)).bind(2, std::string(VFSSIM_VERSION)).bind(3, wall_seconds).bind(4, summary_json);
+    v.run();
+    const std::int64_t id = sqlite3_last_insert_rowid(db_);
+    Statement f(db_,
+                "INSERT INTO validation_figures(validation_id, scenario, figure, reported, predicted, fitted, "
+                "within_tolerance, direction_ok, error, tolerance) VALUES (?,?,?,?,?,?,?,?,?,?)");
+    for (const auto& r : figures) {
+      f.bind(1, id).bind(2, r.scenario).bind(3, r.figure).bind(4, r.reported).bind_real(5, r.predicted);
+      f.bind(6, static_cast<std::int64_t>(r.fitted)).bind(7, static_cast<std::int64_t>(r.within_tolerance));
+      if (r.direction_ok) f.bind(8, static_cast<std::int64_t>(*r.direction_ok));
+      else f.bind_real(8, NAN);
+      f.bind_real(9, r.error).bind(10, r.tolerance);
+      f.run();
+    }
+    exec("COMMIT");
+    return id;
+  } catch (...) {
+    exec("ROLLBACK");
+    throw;
+  }
+}
+
+void Store::add_fits(std::int64_t run_id, const std::vector<FitRow>& fits) {
+  exec("BEGIN IMMEDIATE");
+  try {
+    Statement f(db_,
+                "INSERT INTO fits(run_id, strategy, variant, model, sigma, kappa, lambda, peak_cpus) "
+                "VALUES (?,?,?,?,?,?,?,?)");
+    for (const auto& r : fits) {
+      f.bind(1, run_id).bind(2, r.strategy).bind(3, r.variant).bind(4, r.model);
+      f.bind(5, r.sigma).bind(6, r.kappa).bind(7, r.lambda).bind_real(8, r.peak_cpus);
+      f.run();
+    }
+    exec("COMMIT");
+  } catch (...) {
+    exec("ROLLBACK");
+    throw;
+  }
 }
 
 }  // namespace vfssim::report

@@ -8,12 +8,18 @@
 //   points      per replication: ops/s, ops, events, stop reason
 //   lock_stats  per replication and lock: /proc/lock_stat columns
 //   profile     per replication and code-path step: CPU time and share
-// WAL mode; a run's rows are written in one transaction per curve point.
+//   validations, validation_figures   `vfssim validate` results (schema 2)
+//   fits        Amdahl and USL fits of each curve of a run (schema 2)
+//   line_stats, seqcount_stats, rcu_stats   the rest of each replication, so
+//               that --resume reads back what the sweep produced (schema 3)
+// WAL mode; a run's rows are written in one transaction per curve point,
+// as soon as the point finishes (cli/run_durable.cpp).
 #pragma once
 
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -29,7 +35,7 @@ class StoreError : public std::runtime_error {
 
 class Store {
  public:
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 3;
 
   // Opens or creates the database and migrates it. A file that is not a
   // vfssim database (or is damaged) raises StoreError and is left untouched.
@@ -51,7 +57,41 @@ class Store {
   };
   std::vector<RunRow> runs();
 
+  // `vfssim validate` (schema 2): one validations row, one row per figure.
+  struct ValidationFigureRow {
+    std::string scenario, figure;
+    double reported = 0, predicted = 0;
+    bool fitted = false, within_tolerance = false;
+    std::optional<bool> direction_ok;  // NULL when the figure claims no direction
+    double error = 0, tolerance = 0;
+  };
+  std::int64_t add_validation(double wall_seconds, const std::string& summary_json,
+                              const std::vector<ValidationFigureRow>& figures);
+  // Scalability fits of a run's curves (schema 2); model "amdahl" or "usl".
+  struct FitRow {
+    std::string strategy, variant, model;
+    double sigma = 0, kappa = 0, lambda = 0;
+    double peak_cpus = 0;  // stored NULL when infinite (kappa = 0)
+  };
+  void add_fits(std::int64_t run_id, const std::vector<FitRow>& fits);
+
+  // Durable sweeps (schema 3; cli/store_durable.cpp). `sweep` names the
+  // curve points a run plans, "strategy/variant@cpus ..." in order: with
+  // the scenario hash, seed and replications it identifies a sweep.
+  std::int64_t begin_run(const models::Scenario& sc, std::uint64_t seed, int reps, const std::string& args,
+                         const std::string& sweep);
+  // The latest run of that sweep, if any (vfssim run --resume).
+  std::optional<std::int64_t> find_run(const std::string& scenario_hash, std::uint64_t seed, int reps,
+                                       const std::string& sweep);
+  // The curve points stored for a run, each with every replication as the
+  // sweep produced it (wall_seconds aside, the same values).
+  std::vector<models::CurvePoint> load_curve(std::int64_t run_id);
+  // "running", "interrupted" or "failed"; adds this session's wall time.
+  void set_status(std::int64_t run_id, const std::string& status, double wall_seconds);
+  std::string run_status(std::int64_t run_id);  // "" before schema 3
+
  private:
+  void add_point_details(std::int64_t run_id, const models::CurvePoint& cp);
   void exec(const std::string& sql);
   sqlite3* db_ = nullptr;
   std::string path_;

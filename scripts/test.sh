@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
 # Installs, builds and runs every test: the doctest unit tests and the CLI
-# test (through ctest), the Python module tests and the notebooks (pytest
-# with /usr/bin/python3). Ends with one line "tests: N passed, N failed".
+# test (through ctest), the Python tests and the notebooks (pytest with
+# /usr/bin/python3); then the unit tests and the bad-scenario corpus built
+# with AddressSanitizer + UBSan (BUILD-asan), and the scenario loader under
+# libFuzzer for VFSSIM_FUZZ_SECONDS (60) seconds (BUILD-fuzz, clang); each
+# of those two counts as one test. BUILD is $VFSSIM_BUILD_DIR (default
+# build). Ends with "tests: N passed, N failed" and the total time.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 build=${VFSSIM_BUILD_DIR:-build}
+case "$build" in /*) ;; *) build="$root/$build" ;; esac
+asan="$build-asan"
+fuzz="$build-fuzz"
+fuzz_seconds=${VFSSIM_FUZZ_SECONDS:-60}
 bash scripts/install-deps.sh || exit 1
 start=$(date +%s)
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null || exit 1
@@ -13,11 +21,62 @@ cmake --build "$build" || { echo "tests: 0 passed, 1 failed (build)"; exit 1; }
 
 results="$build/test-results"
 rm -rf "$results" && mkdir -p "$results"
-(cd "$build" && ctest --output-on-failure --output-junit "$root/$results/ctest.xml" -j 2)
+(cd "$build" && ctest --output-on-failure --output-junit "$results/ctest.xml" -j 2)
 ctest_rc=$?
-PYTHONPATH="$root/$build/python" VFSSIM_BUILD_DIR="$root/$build" \
+PYTHONPATH="$build/python" VFSSIM_BUILD_DIR="$build" \
   /usr/bin/python3 -m pytest -q tests/python --junitxml="$results/pytest.xml"
 pytest_rc=$?
+
+# junit FILE NAME RC SECONDS LOG: one test case, failed unless RC is 0, with
+# the end of LOG as its failure message.
+junit() {
+  /usr/bin/python3 - "$@" <<'PY'
+import sys, pathlib, xml.etree.ElementTree as ET
+path, name, rc, seconds, log = sys.argv[1:6]
+suite = ET.Element("testsuite", name=name, tests="1", failures="0" if rc == "0" else "1", time=seconds)
+case = ET.SubElement(suite, "testcase", name=name, classname="scripts.test", time=seconds)
+if rc != "0":
+    text = pathlib.Path(log).read_text(errors="replace") if pathlib.Path(log).exists() else ""
+    ET.SubElement(case, "failure", message=f"exit status {rc}").text = text[-20000:]
+ET.ElementTree(suite).write(path, encoding="unicode")
+PY
+}
+
+# Sanitizers: the unit tests, and every bad scenario through the CLI, with
+# ASan and UBSan (any report aborts: -fno-sanitize-recover).
+t0=$(date +%s)
+asan_log="$results/sanitizers.log"
+{
+  cmake -S . -B "$asan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVFSSIM_SANITIZE=ON -DVFSSIM_PYTHON=OFF \
+    >/dev/null &&
+  cmake --build "$asan" --target unit_tests vfssim &&
+  ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    "$asan/unit_tests" &&
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 VFSSIM_BUILD_DIR="$asan" \
+    /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/python/test_bad_scenarios.py
+} >"$asan_log" 2>&1
+asan_rc=$?
+tail -n 4 "$asan_log"
+junit "$results/sanitizers.xml" "unit tests and bad scenarios under ASan+UBSan" $asan_rc $(( $(date +%s) - t0 )) "$asan_log"
+echo "sanitizers: $([ $asan_rc -eq 0 ] && echo passed || echo "FAILED (see $asan_log)")"
+
+# Fuzzing: the scenario loader under libFuzzer (clang, ASan, UBSan). The
+# regressions are replayed first; new corpus entries go to BUILD-fuzz/corpus.
+t0=$(date +%s)
+fuzz_log="$results/fuzz.log"
+{
+  cmake -S . -B "$fuzz" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DVFSSIM_FUZZ=ON -DVFSSIM_PYTHON=OFF -DVFSSIM_TESTS=OFF >/dev/null &&
+  cmake --build "$fuzz" --target fuzz_scenario &&
+  mkdir -p "$fuzz/corpus" "$fuzz/artifacts" &&
+  { [ -z "$(ls -A tests/fuzz/regressions 2>/dev/null)" ] || "$fuzz/fuzz_scenario" tests/fuzz/regressions/*; } &&
+  "$fuzz/fuzz_scenario" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix="$fuzz/artifacts/" "$fuzz/corpus" tests/fuzz/corpus scenarios/seed
+} >"$fuzz_log" 2>&1
+fuzz_rc=$?
+grep -E "^stat::(number_of_executed_units|new_units_added|peak_rss_mb)|^Done|ERROR|SUMMARY" "$fuzz_log" | tail -n 6
+junit "$results/fuzz.xml" "fuzz_scenario for ${fuzz_seconds} s" $fuzz_rc $(( $(date +%s) - t0 )) "$fuzz_log"
+echo "fuzz: $([ $fuzz_rc -eq 0 ] && echo "no finding in ${fuzz_seconds} s" || echo "FINDING (see $fuzz_log; input in $fuzz/artifacts/)")"
 
 /usr/bin/python3 - "$results" <<'PY'
 import sys, pathlib, xml.etree.ElementTree as ET
@@ -33,4 +92,4 @@ for f in sorted(pathlib.Path(sys.argv[1]).glob("*.xml")):
 print(f"tests: {passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
 PY
 echo "test time: $(( $(date +%s) - start )) s"
-[ $ctest_rc -eq 0 ] && [ $pytest_rc -eq 0 ]
+[ $ctest_rc -eq 0 ] && [ $pytest_rc -eq 0 ] && [ $asan_rc -eq 0 ] && [ $fuzz_rc -eq 0 ]

@@ -553,10 +553,38 @@ std::vector<ProfileEntry> Executor::profile() const {
     e.chain = chain;
     e.detail = program_.detail[pc];
     e.time += Duration{time_ps_[pc]};
+    switch (program_.code[pc].kind) {
+      case InstrKind::kAcquire:
+      case InstrKind::kRelease:
+      case InstrKind::kLockrefFast:
+        e.object_kind = "lock";
+        e.synchronizing = true;
+        break;
+      case InstrKind::kAtomic:
+      case InstrKind::kLoad:
+      case InstrKind::kSumPerCpu:
+      case InstrKind::kPercpuCount:
+        e.object_kind = "line";
+        e.synchronizing = true;
+        break;
+      case InstrKind::kSeqBegin:
+      case InstrKind::kSeqRetry:
+      case InstrKind::kSeqWriteBegin:
+      case InstrKind::kSeqWriteEnd:
+        e.object_kind = "seqcount";
+        e.synchronizing = true;
+        break;
+      default:
+        break;
+    }
   }
-  if (time_ps_.back() > 0)
-    by_chain[{"rcu_do_batch <- rcu_process_callbacks", ""}] =
-        ProfileEntry{"rcu_do_batch", "rcu_do_batch <- rcu_process_callbacks", "", Duration{time_ps_.back()}};
+  if (time_ps_.back() > 0) {
+    ProfileEntry cb;
+    cb.symbol = "rcu_do_batch";
+    cb.chain = "rcu_do_batch <- rcu_process_callbacks";
+    cb.time = Duration{time_ps_.back()};
+    by_chain[{cb.chain, ""}] = cb;
+  }
   std::vector<ProfileEntry> out;
   for (auto& [k, v] : by_chain) out.push_back(v);
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.time > b.time; });

@@ -55,6 +55,11 @@ struct ProfileEntry {
   std::string chain;   // "sym <- caller <- caller's caller"
   std::string detail;  // the lock or line the step touches, or ""
   Duration time{0};    // CPU time over all CPUs during the window
+  // What `detail` is ("lock", "line", "seqcount", or "") and whether this
+  // time is spent synchronizing on it (waiting, spinning, moving its line)
+  // rather than computing while holding it.
+  std::string object_kind;
+  bool synchronizing = false;
 };
 
 struct LockReport {
@@ -112,6 +117,13 @@ class Executor final : public sim::EventHandler {
   RcuStats rcu_stats() const { return rcu_ ? rcu_->stats() : RcuStats{}; }
   // Tasks blocked right now, as "cpu N waiting for L at <chain>".
   std::vector<std::string> blocked_tasks() const;
+  // A cycle of CPUs each waiting for a lock the next one holds (a CPU
+  // taking a lock it holds is a cycle of one), as "cpu 3 waiting for lock
+  // 'B' at CHAIN held by cpu 5; cpu 5 waiting for lock 'A' at ... held by
+  // cpu 3"; empty when there is none.
+  std::string wait_cycle() const;
+  // The first `max_listed` blocked tasks in that form, and how many more.
+  std::string waits(std::size_t max_listed) const;
 
  private:
   enum EventKind : std::uint32_t { kResume = 0, kWarmupEnd = 1, kGracePeriodEnd = 2 };
@@ -152,6 +164,9 @@ class Executor final : public sim::EventHandler {
     Duration sum_cost{0};          // cost of reading every CPU's copy of a per-CPU line
   };
 
+  int waits_for_task(std::size_t t) const;  // task holding the lock `t` waits for, or -1
+  std::string describe_wait(std::size_t t) const;
+
   // Runs task `t` from local time `at` (>= now) until it must wait.
   void run(std::size_t t, sim::Time at, bool from_event);
   sim::Duration draw(Task& task, const TimeDist& d);
@@ -184,6 +199,8 @@ class Executor final : public sim::EventHandler {
   std::vector<CacheLine*> line_table_;
   std::vector<SeqCount*> seq_table_;
   std::vector<std::uint32_t> seq_id_table_;
+
+  std::vector<bool> lock_removed_;  // per lock slot: kind "free" (acquire/release are no-ops)
 
   // Checker state, per lock instance and per seqcount instance.
   std::vector<int> exclusive_holder_;

@@ -3,7 +3,10 @@
 #include <chrono>
 #include <cmath>
 #include <mutex>
+#include <stdexcept>
 
+#include "models/experiment/point_run.h"
+#include "models/kernel/free_lock.h"
 #include "sim/parallel.h"
 #include "sim/rng.h"
 #include "sim/simulation.h"
@@ -29,9 +32,27 @@ Variant resolve_variant(const Scenario& scenario, const std::string& name) {
   return scenario.variant(name);
 }
 
-PointResult run_point(const Scenario& scenario, const PointSpec& spec) {
+PointResult run_point(const Scenario& scenario, const PointSpec& spec, const PointLimits& limits) {
   const auto wall_start = std::chrono::steady_clock::now();
-  const Strategy& strategy = scenario.strategy(spec.strategy);
+  const Strategy* chosen = &scenario.strategy(spec.strategy);
+  Strategy what_if;  // the strategy with locks made free / lines made private
+  if (!spec.free_locks.empty() || !spec.private_lines.empty()) {
+    what_if = *chosen;
+    for (const auto& name : spec.free_locks) {
+      auto it = what_if.locks.find(name);
+      if (it == what_if.locks.end())
+        throw std::invalid_argument("strategy '" + what_if.name + "' has no lock '" + name + "' to make free");
+      it->second.kind = FreeLock::kKind;
+    }
+    for (const auto& name : spec.private_lines) {
+      auto it = what_if.lines.find(name);
+      if (it == what_if.lines.end())
+        throw std::invalid_argument("strategy '" + what_if.name + "' has no line '" + name + "' to make private");
+      it->second.scope = Scope::kTask;
+    }
+    chosen = &what_if;
+  }
+  const Strategy& strategy = *chosen;
   const Variant variant = resolve_variant(scenario, spec.variant);
   const Workload& wl = variant.workload;
   const Topology topo(variant.machine);
@@ -39,7 +60,7 @@ PointResult run_point(const Scenario& scenario, const PointSpec& spec) {
 
   sim::Simulation sim;
   ExecutorConfig cfg;
-  cfg.cpus = topo.place(spec.cpus, wl.placement);
+  cfg.cpus = Scenario::place_tasks(topo, wl, spec.cpus);
   cfg.tasks = wl.tasks;
   cfg.seed = spec.seed;
   cfg.warmup = sim::kTimeZero + wl.warmup;
@@ -49,7 +70,8 @@ PointResult run_point(const Scenario& scenario, const PointSpec& spec) {
   cfg.start_jitter = sim::microseconds(1);
   Executor exec(sim, program, topo, cfg);
   exec.start();
-  const sim::StopReason why = sim.run(sim::RunLimits{cfg.end});
+  std::string limit_stop;  // set when a budget or cancellation cut the run short
+  const sim::StopReason why = run_within_limits(sim, cfg.end, limits, wall_start, limit_stop);
 
   PointResult r;
   r.spec = spec;
@@ -58,11 +80,7 @@ PointResult run_point(const Scenario& scenario, const PointSpec& spec) {
   r.ops_per_sec = static_cast<double>(r.ops) / r.window_seconds;
   r.events = sim.events_executed();
   r.window_events = r.events - exec.events_before_window();
-  r.stop = sim::to_string(why);
-  if (why == sim::StopReason::kQueueEmpty) {
-    r.stop = "deadlock";
-    for (const auto& b : exec.blocked_tasks()) r.stop += "; " + b;
-  }
+  r.stop = stop_description(why, limit_stop, exec);
   r.locks = exec.lock_report();
   r.lines = exec.line_report();
   r.profile = exec.profile();
@@ -74,58 +92,7 @@ PointResult run_point(const Scenario& scenario, const PointSpec& spec) {
 }
 
 std::vector<CurvePoint> run_sweep(const Scenario& scenario, const SweepSpec& spec, const ProgressFn& progress) {
-  std::vector<std::string> strategies = spec.strategies;
-  if (strategies.empty())
-    for (const auto& s : scenario.strategies) strategies.push_back(s.name);
-  for (const auto& s : strategies) (void)scenario.strategy(s);  // throws on unknown names
-  std::vector<std::string> variants = spec.variants;
-  if (variants.empty()) variants.push_back("default");
-  const int reps = spec.reps < 1 ? 1 : spec.reps;
-
-  std::vector<CurvePoint> curve;
-  std::vector<PointSpec> points;
-  for (const auto& s : strategies)
-    for (const auto& vn : variants) {
-      const Variant v = resolve_variant(scenario, vn);
-      const Topology topo(v.machine);
-      const std::vector<int> cpus = spec.cpus.empty() ? v.workload.cpus : spec.cpus;
-      for (int c : cpus) {
-        if (c < 1 || c > topo.num_cpus())
-          throw std::invalid_argument("cannot run on " + std::to_string(c) + " CPUs: machine " + topo.name() + " has " +
-                                      std::to_string(topo.num_cpus()));
-        CurvePoint cp;
-        cp.strategy = s;
-        cp.variant = vn;
-        cp.cpus = c;
-        cp.reps.resize(reps);
-        curve.push_back(std::move(cp));
-        for (int r = 0; r < reps; ++r) points.push_back(PointSpec{s, c, r, rep_seed(spec.seed, r), vn});
-      }
-    }
-
-  std::mutex progress_mutex;
-  std::size_t done = 0;
-  sim::parallel_for(points.size(), spec.jobs == 0 ? sim::default_jobs() : spec.jobs, [&](std::size_t i) {
-    PointResult res = run_point(scenario, points[i]);
-    if (progress) {
-      std::lock_guard<std::mutex> lk(progress_mutex);
-      progress(++done, points.size(), res);
-    }
-    curve[i / reps].reps[i % reps] = std::move(res);
-  });
-
-  for (auto& cp : curve) {
-    double sum = 0;
-    for (const auto& r : cp.reps) {
-      sum += r.ops_per_sec;
-      cp.events += r.events;
-    }
-    cp.ops_per_sec = sum / reps;
-    double ss = 0;
-    for (const auto& r : cp.reps) ss += (r.ops_per_sec - cp.ops_per_sec) * (r.ops_per_sec - cp.ops_per_sec);
-    cp.stddev = reps > 1 ? std::sqrt(ss / (reps - 1)) : 0.0;
-  }
-  return curve;
+  return run_sweep(scenario, spec, progress, SweepControl{});  // models/experiment/sweep.cpp
 }
 
 }  // namespace vfssim::models

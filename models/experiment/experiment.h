@@ -25,6 +25,11 @@ struct PointSpec {
   int rep = 0;
   std::uint64_t seed = 1;  // the point's own seed (already derived)
   std::string variant = "default";
+  // What-if runs (design review): these locks become FreeLock (taken at no
+  // cost, no mutual exclusion) and these lines become private (scope
+  // task) in a copy of the strategy. Names must exist in the strategy.
+  std::vector<std::string> free_locks{};
+  std::vector<std::string> private_lines{};
 };
 struct PointResult {
   PointSpec spec;
@@ -67,7 +72,23 @@ std::uint64_t rep_seed(std::uint64_t seed, int rep);
 
 Variant resolve_variant(const Scenario& scenario, const std::string& name);
 
-PointResult run_point(const Scenario& scenario, const PointSpec& spec);
+// Per-point budgets (vfssim run --max-events, --max-wall) and cancellation.
+// A point stopped by one of them is not a result: its `stop` says why
+// ("event budget exceeded: ...", "wall-time budget exceeded: ...",
+// "cancelled ...") and finished() is false.
+struct PointLimits {
+  std::uint64_t max_events = 0;     // engine events of the whole run; 0: no limit
+  double max_wall_seconds = 0;      // wall-clock seconds; 0: no limit
+  std::function<bool()> cancelled;  // polled between chunks of events
+};
+
+PointResult run_point(const Scenario& scenario, const PointSpec& spec, const PointLimits& limits = {});
+
+// A point is a result when it ran to the end of its window, or deadlocked
+// (stop "deadlock: cpu N waiting for lock 'L' at CHAIN held by cpu M; ...").
+bool finished(const PointResult& p);
+bool finished(const CurvePoint& cp);
+bool deadlocked(const PointResult& p);
 
 using ProgressFn = std::function<void(std::size_t done, std::size_t total, const PointResult&)>;
 
@@ -75,5 +96,37 @@ using ProgressFn = std::function<void(std::size_t done, std::size_t total, const
 // in strategy order, then variant order, then CPU order. A variant's CPU
 // list is used when the spec gives none.
 std::vector<CurvePoint> run_sweep(const Scenario& scenario, const SweepSpec& spec, const ProgressFn& progress = {});
+
+// The points of a sweep, checked before anything runs: names, CPU counts
+// against each variant's machine, and every (strategy, variant) program
+// compiled (a ScenarioError names the step). `curve` has every curve point
+// with `reps` slots; `points[i]` is replication i % reps of curve[i / reps].
+struct SweepPlan {
+  std::vector<CurvePoint> curve;
+  std::vector<PointSpec> points;
+  int reps = 1;
+};
+SweepPlan plan_sweep(const Scenario& scenario, const SweepSpec& spec);
+
+// How a sweep runs beyond its spec: budgets, cancellation, results kept
+// from an earlier interrupted run, and each curve point as it completes.
+struct SweepControl {
+  PointLimits limits;  // per point; `cancelled` also stops launching points
+  // Fills a curve point from earlier results (its reps and statistics) and
+  // returns true: the sweep then does not run it (vfssim run --resume).
+  std::function<bool(CurvePoint&)> preload;
+  // Called, one at a time, for each curve point once all its replications
+  // are finished() (not for preloaded ones).
+  std::function<void(const CurvePoint&)> on_curve_point;
+};
+
+// The same sweep under control. Points not launched (cancelled, or after a
+// point ran out of its budget) come back with an empty `stop`; check
+// finished(curve point) before using a curve point.
+std::vector<CurvePoint> run_sweep(const Scenario& scenario, const SweepSpec& spec, const ProgressFn& progress,
+                                  const SweepControl& control);
+
+// Mean, standard deviation and events of a curve point from its reps.
+void summarize(CurvePoint& cp);
 
 }  // namespace vfssim::models

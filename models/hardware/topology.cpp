@@ -63,7 +63,9 @@ Topology::Topology(TopologySpec spec) : spec_(std::move(spec)) {
   for (const auto& l : spec_.levels) {
     if (l.count < 1) throw std::invalid_argument("level '" + l.name + "' has count < 1");
     total *= l.count;
-    if (total > (1 << 20)) throw std::invalid_argument("topology has more than 2^20 hardware threads");
+    if (total > kMaxCpus)
+      throw std::invalid_argument("the machine has more than " + std::to_string(kMaxCpus) +
+                                  " hardware threads, the most vfssim supports (its CPU x CPU cost matrix)");
     per_level_total_.push_back(static_cast<int>(total));
   }
   num_cpus_ = static_cast<int>(total);

@@ -64,6 +64,9 @@ const char* to_string(Placement p);
 
 class Topology {
  public:
+  // The largest machine: the cost matrix is kMaxCpus^2 int64 (128 MiB).
+  static constexpr int kMaxCpus = 4096;
+
   explicit Topology(TopologySpec spec);
 
   const TopologySpec& spec() const { return spec_; }

@@ -3,6 +3,7 @@
 // Strict by design (ZSim's lesson): every mapping lists the keys it
 // accepts, an unknown key is an error, every time needs a unit, and every
 // name a step uses must be declared. Errors carry FILE:LINE:COL.
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -946,6 +947,10 @@ YAML::Node parse_yaml(const std::string& text, const std::string& file) {
   try {
     YAML::Node root = YAML::Load(text);
     return root;
+  } catch (const YAML::DeepRecursion& e) {  // yaml-cpp's message is only "bad file"
+    throw ScenarioError({file, e.mark.line + 1, e.mark.column + 1},
+                        "YAML nesting deeper than " + std::to_string(e.depth() - 1) + " levels",
+                        "a shallower file (flatten the steps into ops and calls)");
   } catch (const YAML::ParserException& e) {
     throw ScenarioError({file, e.mark.line + 1, e.mark.column + 1}, "YAML syntax error: " + e.msg, "valid YAML");
   }

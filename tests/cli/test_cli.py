@@ -10,7 +10,7 @@ import subprocess
 import sys
 import tempfile
 
-binary, src = sys.argv[1], sys.argv[2]
+binary, src = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 scenario = os.path.join(src, "scenarios/seed/open-close-power5.yaml")
 failures = []
 
@@ -33,7 +33,8 @@ with tempfile.TemporaryDirectory() as tmp:
     check(doc["scenario"] == "open-close-power5" and doc["machine"] == "power5p-64" and doc["seed"] == 1,
           "document names scenario, machine, seed")
     pts = doc["points"]
-    check(len(pts) == 6, "2 strategies x 3 CPU counts")
+    n_strategies = len({p["strategy"] for p in pts})
+    check(n_strategies >= 2 and len(pts) == 3 * n_strategies, "every strategy x 3 CPU counts")
     for key in ("strategy", "cpus", "ops_per_sec", "stddev", "events"):
         check(all(key in p for p in pts), "every point has " + key)
     check(all(p["ops_per_sec"] > 0 and p["events"] > 0 for p in pts), "points have positive rates and events")
@@ -47,9 +48,9 @@ with tempfile.TemporaryDirectory() as tmp:
 
     con = sqlite3.connect(db)
     check(con.execute("select count(*) from runs").fetchone()[0] == 2, "two runs stored")
-    check(con.execute("select count(*) from curve").fetchone()[0] == 12, "curve rows stored")
+    check(con.execute("select count(*) from curve").fetchone()[0] == 2 * len(pts), "curve rows stored")
     check(con.execute("select count(*) from lock_stats").fetchone()[0] > 0, "lock_stat rows stored")
-    check(con.execute("pragma user_version").fetchone()[0] == 1, "schema version 1")
+    check(con.execute("pragma user_version").fetchone()[0] >= 2, "schema version 2 or later")
     con.close()
 
     h = run("history", "--db", db)
@@ -78,6 +79,194 @@ with tempfile.TemporaryDirectory() as tmp:
     check(open(foreign).read() == before, "foreign database untouched")
     check(run("--version").stdout.startswith("vfssim "), "--version")
     check(run("--help").returncode == 0, "--help")
+
+# ---- validate, compare, fits, --plot, bottlenecks (design review) ----
+REVIEW_SCENARIO = """\
+scenario: review-test
+machine:
+  levels:
+    - {name: machine, count: 1, transfer: 100ns}
+    - {name: cpu, count: 4}
+  local_hit: 1ns
+  local_atomic: 10ns
+workload:
+  tasks: process
+  placement: compact
+  loop: [iter]
+  warmup: 10us
+  duration: 1ms
+  cpus: [1, 2, 4]
+strategies:
+  free:
+    ops:
+      iter:
+        - compute: 1us
+  locked:
+    locks:
+      big: {kind: mcs, scope: global}
+    ops:
+      iter:
+        - lock: big
+          hold: 1us
+expect:
+  - figure: two-cpus-double
+    ratio: {new: free@2, base: free@1}
+    reported: 2.0
+    tolerance: 1%
+    source: 'test: a lock-free loop scales linearly'
+  - figure: one-cpu-latency
+    value: {point: free@1}
+    metric: us_per_op
+    reported: 1.0
+    tolerance: 1%
+    source: 'test: one iteration is 1 us of compute'
+  - figure: compute-share
+    value: {point: free@2}
+    metric: 'share:iter'
+    reported: 1.0
+    tolerance: 2%
+    source: 'test: all the time is the compute step'
+  - figure: locked-throughput
+    value: {point: locked@1}
+    reported: 990000
+    tolerance: 5%
+    source: 'test: one CPU, 1 us hold, no waiting'
+  - figure: fitted-off
+    value: {point: locked@1}
+    reported: 1
+    tolerance: 10%
+    fitted: true
+    source: 'test: a fitted figure far off never fails validate'
+"""
+WRONG_FIGURE = """\
+  - figure: wrong-direction
+    ratio: {new: free@2, base: free@1}
+    reported: 0.5
+    tolerance: 10%
+    source: 'test: must fail'
+"""
+
+with tempfile.TemporaryDirectory() as tmp:
+    good_dir = os.path.join(tmp, "good")
+    os.mkdir(good_dir)
+    good = os.path.join(good_dir, "review.yaml")
+    with open(good, "w") as f:
+        f.write(REVIEW_SCENARIO)
+    vdb = os.path.join(tmp, "val.db")
+    v = run("validate", good, "--db", vdb, "-q")
+    check(v.returncode == 0, "validate: all predictions within tolerance exits 0"
+          + ("" if v.returncode == 0 else ": " + v.stdout[-600:] + v.stderr[-300:]))
+    check("two-cpus-double" in v.stdout and "summary:" in v.stdout and "fitted" in v.stdout,
+          "validate prints the figure table and a summary")
+    vj = run("validate", good_dir, "--json", "--db", "", "-q", "--reps", "2", "--jobs", "1")
+    check(vj.returncode == 0, "validate --json exits 0")
+    doc = json.loads(vj.stdout)
+    check(set(doc) == {"figures", "summary"}, "validate --json has figures and summary")
+    figs = {f["figure"]: f for f in doc["figures"]}
+    check(len(figs) == 5, "five figures")
+    keys = {"scenario", "figure", "reported", "predicted", "fitted", "within_tolerance", "direction_ok", "error",
+            "tolerance", "kind", "source"}
+    check(all(set(f) == keys for f in doc["figures"]), "every figure has exactly the documented keys")
+    r2 = figs["two-cpus-double"]
+    check(abs(r2["predicted"] - 2.0) < 0.02 and r2["within_tolerance"] and r2["direction_ok"] is True
+          and r2["kind"] == "ratio" and r2["scenario"] == "review-test", "lock-free ratio 2 CPUs / 1 CPU = 2.0")
+    check(abs(figs["one-cpu-latency"]["predicted"] - 1.0) < 0.01, "us_per_op of a 1 us loop is 1.0")
+    check(abs(figs["compute-share"]["predicted"] - 1.0) < 0.02, "share:iter of a compute-only loop is 1.0")
+    check(figs["one-cpu-latency"]["direction_ok"] is None, "value figures have no direction")
+    off = figs["fitted-off"]
+    check(off["fitted"] and not off["within_tolerance"], "a fitted figure outside tolerance is shown")
+    s = doc["summary"]
+    check(s["scenarios"] == 1 and s["figures"] == 5 and s["predictions"] == 4
+          and s["predictions_within_tolerance"] == 4 and s["fraction_within"] == 1.0
+          and s["directions_right"] == 1 and s["directions_total"] == 1 and s["wall_seconds"] >= 0,
+          "validate summary counts: " + json.dumps(s))
+    con = sqlite3.connect(vdb)
+    check(con.execute("select count(*) from validations").fetchone()[0] == 1, "validate stores a validations row")
+    check(con.execute("select count(*) from validation_figures").fetchone()[0] == 5, "validate stores its figures")
+    check(json.loads(con.execute("select summary_json from validations").fetchone()[0])["figures"] == 5,
+          "stored summary_json is the summary")
+    con.close()
+
+    bad_dir = os.path.join(tmp, "bad")
+    os.mkdir(bad_dir)
+    with open(os.path.join(bad_dir, "a.yaml"), "w") as f:
+        f.write(REVIEW_SCENARIO)
+    with open(os.path.join(bad_dir, "b.yaml"), "w") as f:
+        f.write(REVIEW_SCENARIO.replace("scenario: review-test", "scenario: review-test-wrong") + WRONG_FIGURE)
+    vb = run("validate", bad_dir, "--json", "--db", "", "-q")
+    check(vb.returncode == 1, "validate: a prediction outside tolerance exits 1")
+    docb = json.loads(vb.stdout)
+    wrong = [f for f in docb["figures"] if f["figure"] == "wrong-direction"]
+    check(len(wrong) == 1 and wrong[0]["direction_ok"] is False and not wrong[0]["within_tolerance"],
+          "the failing figure is marked: wrong direction, outside tolerance")
+    check(docb["summary"]["scenarios"] == 2 and [f["scenario"] for f in docb["figures"]][0] == "review-test",
+          "a directory's scenarios are validated in name order")
+    broken = os.path.join(tmp, "broken.yaml")
+    with open(broken, "w") as f:
+        f.write(REVIEW_SCENARIO.replace("new: free@2", "new: nonesuch@2"))
+    vx = run("validate", broken, "--db", "")
+    check(vx.returncode == 2 and "broken.yaml:" in vx.stderr, "validate: a bad scenario exits 2 with its position")
+    check(run("validate", os.path.join(tmp, "missing.yaml"), "--db", "").returncode == 2,
+          "validate: a missing path exits 2")
+
+    # run: fits, bottleneck, next_bottleneck and --plot.
+    svg = os.path.join(tmp, "curves.svg")
+    rr = run("run", good, "--json", "--db", vdb, "-q", "--plot", svg, "--next-bottleneck")
+    check(rr.returncode == 0, "run --plot --next-bottleneck exits 0: " + rr.stderr[-300:])
+    rdoc = json.loads(rr.stdout)
+    fits = {f["strategy"]: f for f in rdoc.get("fits", [])}
+    check(set(fits) == {"free", "locked"}, "run --json has one fit per strategy")
+    check(all(set(f["amdahl"]) == {"sigma", "lambda"} and set(f["usl"]) == {"sigma", "kappa", "lambda", "peak_cpus"}
+              and f["variant"] == "default" for f in fits.values()), "fits have amdahl and usl parameters")
+    check(fits["free"]["usl"]["sigma"] < 0.01 and fits["free"]["usl"]["kappa"] < 1e-3
+          and abs(fits["free"]["usl"]["lambda"] - 1e6) < 1e4, "a lock-free loop fits sigma ~ 0, lambda ~ 1/(1 us)")
+    check(fits["locked"]["amdahl"]["sigma"] > 0.9, "a loop that holds one lock throughout fits sigma ~ 1")
+    locked4 = [p for p in rdoc["points"] if p["strategy"] == "locked" and p["cpus"] == 4][0]
+    free4 = [p for p in rdoc["points"] if p["strategy"] == "free" and p["cpus"] == 4][0]
+    bn = locked4["bottleneck"]
+    check(bn is not None and bn["name"] == "big" and bn["kind"] == "lock" and 0.5 < bn["share"] <= 1.0,
+          "bottleneck of the locked loop is its lock: " + json.dumps(bn))
+    check(free4["bottleneck"] is None and free4.get("next_bottleneck", 0) is None, "a lock-free loop has no bottleneck")
+    check("next_bottleneck" in locked4 and locked4["next_bottleneck"] is None,
+          "with the only lock made free nothing waits next")
+    con = sqlite3.connect(vdb)
+    check(con.execute("select count(*) from fits").fetchone()[0] == 4, "run stores amdahl and usl fits per curve")
+    con.close()
+    plain = json.loads(run("run", good, "--json", "--db", "", "-q").stdout)
+    check(all("next_bottleneck" not in p and "bottleneck" in p for p in plain["points"]),
+          "next_bottleneck only with --next-bottleneck")
+    check(os.path.exists(svg), "--plot writes the SVG")
+    with open(svg) as f:
+        svg_text = f.read()
+    import xml.etree.ElementTree as ET
+    ET.fromstring(svg_text)
+    check(svg_text.count("<polyline") == 2, "one polyline per strategy")
+    check(svg_text.count('class="reported"') == 2, "reported ops_per_sec values are overlaid as hollow markers")
+    check("review-test" in svg_text and "free" in svg_text and "locked" in svg_text, "title and legend")
+    human = run("run", good, "--db", "", "-q", "--next-bottleneck")
+    check("scalability fits" in human.stdout and "bottleneck: big" in human.stdout,
+          "human run output shows fits and bottlenecks")
+
+    # compare: the LKP table and its JSON.
+    c = run("compare", good, "--base", "locked", "--new", "free", "--cpus", "4", "--reps", "2")
+    check(c.returncode == 0 and "      base  %stddev     %change         new  %stddev" in c.stdout,
+          "compare prints the LKP header: " + c.stderr[-300:])
+    check("vfssim.throughput" in c.stdout and "perf-profile.cpu-cycles." in c.stdout
+          and "lock_stat.big.waittime-total" in c.stdout, "compare rows: throughput, profile, lock_stat")
+    cj = run("compare", good, "--base", "locked", "--new", "free", "--json")
+    check(cj.returncode == 0, "compare --json exits 0")
+    cdoc = json.loads(cj.stdout)
+    check(cdoc["base"] == "locked" and cdoc["new"] == "free" and cdoc["cpus"] == 4, "compare names both and the CPUs")
+    row_keys = {"metric", "base", "base_stddev_pct", "new", "new_stddev_pct", "change_pct"}
+    check(all(set(r) == row_keys for r in cdoc["rows"]) and cdoc["rows"][0]["metric"] == "vfssim.throughput",
+          "compare rows have the documented keys, throughput first")
+    thr = cdoc["rows"][0]
+    check(thr["new"] > 3 * thr["base"] and abs(thr["change_pct"] - (thr["new"] - thr["base"]) / thr["base"] * 100) < 1e-6,
+          "%change is (new - base) / base")
+    check(cdoc["bottleneck"]["base"]["name"] == "big" and cdoc["bottleneck"]["new"] is None
+          and "next_bottleneck" in cdoc, "compare reports each side's bottleneck")
+    check(run("compare", good, "--base", "locked", "--new", "nonesuch").returncode == 2,
+          "compare: unknown strategy exits 2")
 
 print(f"cli: {len(failures)} failed")
 sys.exit(1 if failures else 0)

@@ -1,0 +1,240 @@
+#include "cli/compare.h"
+
+#include <algorithm>
+#include <boost/program_options.hpp>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "cli/report.h"
+#include "cli/review.h"
+#include "models/experiment/experiment.h"
+#include "models/scenario/scenario.h"
+#include "sim/parallel.h"
+
+namespace vfssim::report {
+
+namespace po = boost::program_options;
+using nlohmann::json;
+
+namespace {
+
+constexpr std::size_t kTopProfile = 8;
+constexpr std::size_t kTopLocks = 5;
+
+// One metric's value in each replication of each side.
+struct Row {
+  std::string metric;
+  std::vector<double> base, neu;
+};
+
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0.0 : s / static_cast<double>(v.size());
+}
+
+// Sample standard deviation over the mean, in percent (LKP's %stddev).
+double stddev_pct(const std::vector<double>& v) {
+  const double m = mean(v);
+  if (v.size() < 2 || m == 0) return 0;
+  double ss = 0;
+  for (double x : v) ss += (x - m) * (x - m);
+  return std::sqrt(ss / static_cast<double>(v.size() - 1)) / std::abs(m) * 100;
+}
+
+// Per replication: share of CPU time per profile chain (entries of one
+// chain that touch different locks or lines are one perf chain).
+std::vector<std::map<std::string, double>> chain_shares(const std::vector<models::PointResult>& reps) {
+  std::vector<std::map<std::string, double>> out;
+  for (const auto& r : reps) {
+    std::map<std::string, double> m;
+    for (const auto& e : r.profile)
+      if (r.cpu_time.count() > 0)
+        m[e.chain] += static_cast<double>(e.time.count()) / static_cast<double>(r.cpu_time.count()) * 100;
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+std::vector<std::map<std::string, double>> lock_waits_us(const std::vector<models::PointResult>& reps) {
+  std::vector<std::map<std::string, double>> out;
+  for (const auto& r : reps) {
+    std::map<std::string, double> m;
+    for (const auto& l : r.locks) m[l.name] += static_cast<double>(l.stats.wait_total.count()) * 1e-6;
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+// The keys with the largest mean in either side (non-zero), at most `top`,
+// each as a row named prefix + transform(key) + suffix.
+void add_top_rows(std::vector<Row>& rows, const std::vector<std::map<std::string, double>>& base,
+                  const std::vector<std::map<std::string, double>>& neu, std::size_t top,
+                  const std::function<std::string(const std::string&)>& name) {
+  std::map<std::string, double> rank;
+  auto side_mean = [](const std::vector<std::map<std::string, double>>& reps, const std::string& key) {
+    double s = 0;
+    for (const auto& m : reps) {
+      auto it = m.find(key);
+      if (it != m.end()) s += it->second;
+    }
+    return reps.empty() ? 0.0 : s / static_cast<double>(reps.size());
+  };
+  for (const auto* side : {&base, &neu})
+    for (const auto& m : *side)
+      for (const auto& kv : m) rank[kv.first] = std::max(side_mean(base, kv.first), side_mean(neu, kv.first));
+  std::vector<std::pair<std::string, double>> order(rank.begin(), rank.end());
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  for (std::size_t i = 0; i < order.size() && i < top; ++i) {
+    if (order[i].second <= 0) break;
+    Row row{name(order[i].first), {}, {}};
+    for (const auto& m : base) row.base.push_back(m.count(order[i].first) ? m.at(order[i].first) : 0.0);
+    for (const auto& m : neu) row.neu.push_back(m.count(order[i].first) ? m.at(order[i].first) : 0.0);
+    rows.push_back(std::move(row));
+  }
+}
+
+std::string value_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, std::abs(v) >= 1000 ? "%.0f" : "%.2f", v);
+  return buf;
+}
+
+}  // namespace
+
+int cmd_compare(const std::vector<std::string>& args) {
+  po::options_description opts("vfssim compare FILE --base A --new B [options]");
+  std::string base, neu, variant = "default";
+  int cpus = 0, reps = 3;
+  std::uint64_t seed = 1;
+  unsigned jobs = 0;
+  opts.add_options()
+    ("help,h", "this help")
+    ("base", po::value(&base), "the strategy compared against (required)")
+    ("new", po::value(&neu), "the strategy compared (required)")
+    ("cpus", po::value(&cpus), "CPU count (default: the variant's largest)")
+    ("reps", po::value(&reps)->default_value(3), "replications per side (different derived seeds)")
+    ("variant", po::value(&variant)->default_value("default"), "workload variant")
+    ("seed", po::value(&seed)->default_value(1), "run seed")
+    ("jobs,j", po::value(&jobs)->default_value(0), "worker threads (default: all cores)")
+    ("json", "print one JSON document on stdout instead of the table");
+  po::options_description hidden;
+  std::string file;
+  hidden.add_options()("file", po::value(&file));
+  po::options_description all;
+  all.add(opts).add(hidden);
+  po::positional_options_description pos;
+  pos.add("file", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << opts;
+    return 0;
+  }
+  if (file.empty()) throw po::error("compare needs a scenario FILE");
+  if (base.empty() || neu.empty()) throw po::error("compare needs --base STRATEGY and --new STRATEGY");
+  if (reps < 1) throw po::error("--reps must be at least 1");
+
+  const models::Scenario sc = models::load_scenario_file(file);
+  for (const auto* s : {&base, &neu})
+    if (!sc.has_strategy(*s)) throw po::error("scenario '" + sc.name + "' has no strategy '" + *s + "'");
+  if (!sc.has_variant(variant)) throw po::error("--variant: scenario '" + sc.name + "' has no variant '" + variant + "'");
+  const models::Variant v = models::resolve_variant(sc, variant);
+  const models::Topology topo(v.machine);
+  if (!vm.count("cpus")) {
+    cpus = v.workload.cpus.empty() ? topo.num_cpus() : *std::max_element(v.workload.cpus.begin(), v.workload.cpus.end());
+  }
+  if (cpus < 1 || cpus > topo.num_cpus())
+    throw po::error("--cpus: " + std::to_string(cpus) + " is not between 1 and the " + std::to_string(topo.num_cpus()) +
+                    " CPUs of machine " + v.machine_name);
+
+  std::vector<models::PointSpec> specs;
+  for (const auto* s : {&base, &neu})
+    for (int r = 0; r < reps; ++r) specs.push_back(models::PointSpec{*s, cpus, r, models::rep_seed(seed, r), variant});
+  std::vector<models::PointResult> results(specs.size());
+  sim::parallel_for(specs.size(), jobs == 0 ? sim::default_jobs() : jobs,
+                    [&](std::size_t i) { results[i] = models::run_point(sc, specs[i]); });
+  const std::vector<models::PointResult> base_reps(results.begin(), results.begin() + reps);
+  const std::vector<models::PointResult> new_reps(results.begin() + reps, results.end());
+  const auto what_if = next_bottlenecks(sc, {&base_reps, &new_reps}, jobs);
+
+  std::vector<Row> rows;
+  Row thr{"vfssim.throughput", {}, {}};
+  for (const auto& r : base_reps) thr.base.push_back(r.ops_per_sec);
+  for (const auto& r : new_reps) thr.neu.push_back(r.ops_per_sec);
+  rows.push_back(std::move(thr));
+  add_top_rows(rows, chain_shares(base_reps), chain_shares(new_reps), kTopProfile, [](const std::string& chain) {
+    std::string n = "perf-profile.cpu-cycles.";
+    for (std::size_t i = 0; i < chain.size();) {
+      if (chain.compare(i, 4, " <- ") == 0) {
+        n += '.';
+        i += 4;
+      } else {
+        n += chain[i++];
+      }
+    }
+    return n;
+  });
+  add_top_rows(rows, lock_waits_us(base_reps), lock_waits_us(new_reps), kTopLocks,
+               [](const std::string& lock) { return "lock_stat." + lock + ".waittime-total"; });
+
+  if (vm.count("json")) {
+    json jrows = json::array();
+    for (const auto& r : rows) {
+      const double b = mean(r.base), n = mean(r.neu);
+      jrows.push_back(json{{"metric", r.metric},
+                           {"base", b},
+                           {"base_stddev_pct", stddev_pct(r.base)},
+                           {"new", n},
+                           {"new_stddev_pct", stddev_pct(r.neu)},
+                           {"change_pct", b != 0 ? json((n - b) / b * 100) : json(nullptr)}});
+    }
+    const json doc{{"scenario", sc.name},
+                   {"base", base},
+                   {"new", neu},
+                   {"variant", variant},
+                   {"cpus", cpus},
+                   {"reps", reps},
+                   {"seed", seed},
+                   {"rows", jrows},
+                   {"bottleneck", {{"base", bottleneck_json(what_if[0].removed)}, {"new", bottleneck_json(what_if[1].removed)}}},
+                   {"next_bottleneck", {{"base", bottleneck_json(what_if[0].next)}, {"new", bottleneck_json(what_if[1].next)}}}};
+    std::cout << doc.dump(2) << "\n";
+    return 0;
+  }
+
+  std::cout << "scenario " << sc.name << " on " << v.machine_name << " @ " << cpus << " CPUs"
+            << (variant == "default" ? "" : ", variant " + variant) << ", " << reps << " replication"
+            << (reps == 1 ? "" : "s") << ", seed " << seed << "\n"
+            << "base: " << base << "    new: " << neu << "\n\n";
+  std::cout << "      base  %stddev     %change         new  %stddev\n";
+  char line[512];
+  for (const auto& r : rows) {
+    const double b = mean(r.base), n = mean(r.neu);
+    char change[32];
+    if (b != 0) std::snprintf(change, sizeof change, "%+.1f%%", (n - b) / b * 100);
+    else std::snprintf(change, sizeof change, "n/a");
+    std::snprintf(line, sizeof line, "%10s  \u00b1%5.1f%% %11s %11s  \u00b1%5.1f%%  %s\n", value_text(b).c_str(),
+                  stddev_pct(r.base), change, value_text(n).c_str(), stddev_pct(r.neu), r.metric.c_str());
+    std::cout << line;
+  }
+  std::cout << "\n";
+  const char* names[] = {"base", "new"};
+  const std::string* strategies[] = {&base, &neu};
+  for (int i = 0; i < 2; ++i) {
+    const WhatIf& w = what_if[static_cast<std::size_t>(i)];
+    std::cout << names[i] << " (" << *strategies[i] << "): bottleneck: " << describe(w.removed) << "\n";
+    if (w.removed)
+      std::cout << std::string(std::string(names[i]).size() + strategies[i]->size() + 4, ' ') << "with "
+                << w.removed->name << (w.removed->kind == "lock" ? " made free" : " made private") << ": "
+                << format_rate(w.ops_per_sec) << " ops/s, next bottleneck: " << describe(w.next) << "\n";
+  }
+  return 0;
+}
+
+}  // namespace vfssim::report

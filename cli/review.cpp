@@ -1,0 +1,96 @@
+#include "cli/review.h"
+
+#include <cstdio>
+#include <map>
+#include <utility>
+
+#include "sim/parallel.h"
+
+namespace vfssim::report {
+
+using nlohmann::json;
+
+std::optional<Bottleneck> find_bottleneck(const std::vector<models::PointResult>& reps) {
+  // CPU time spent synchronizing on each lock or line (the profile's
+  // acquire, release, atomic and load time: queueing for the lock, spinning,
+  // and moving its cache line, which is where a read-mostly rwsem's cost
+  // is), summed over replications, in first-seen order. Time computing
+  // while holding a lock is the holder's work, not a wait.
+  std::vector<std::pair<Bottleneck, std::int64_t>> waits;
+  std::map<std::pair<std::string, std::string>, std::size_t> index;
+  std::int64_t cpu_time = 0;
+  auto add = [&](const std::string& kind, const std::string& name, std::int64_t wait) {
+    auto [it, inserted] = index.try_emplace({kind, name}, waits.size());
+    if (inserted) waits.push_back({Bottleneck{name, kind, 0}, 0});
+    waits[it->second].second += wait;
+  };
+  for (const auto& r : reps) {
+    cpu_time += r.cpu_time.count();
+    for (const auto& e : r.profile)
+      if (e.synchronizing && (e.object_kind == "lock" || e.object_kind == "line") && !e.detail.empty())
+        add(e.object_kind, e.detail, e.time.count());
+  }
+  const std::pair<Bottleneck, std::int64_t>* best = nullptr;
+  for (const auto& w : waits)
+    if (w.second > 0 && (!best || w.second > best->second)) best = &w;
+  if (!best) return std::nullopt;
+  Bottleneck b = best->first;
+  b.share = cpu_time > 0 ? static_cast<double>(best->second) / static_cast<double>(cpu_time) : 0.0;
+  return b;
+}
+
+json bottleneck_json(const std::optional<Bottleneck>& b) {
+  if (!b) return nullptr;
+  return json{{"name", b->name}, {"kind", b->kind}, {"share", b->share}};
+}
+
+std::string describe(const std::optional<Bottleneck>& b) {
+  if (!b) return "nothing waits";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f%%", 100.0 * b->share);
+  return b->name + " (" + b->kind + ", " + buf + " of CPU time synchronizing)";
+}
+
+std::vector<WhatIf> next_bottlenecks(const models::Scenario& sc,
+                                     const std::vector<const std::vector<models::PointResult>*>& groups,
+                                     unsigned jobs) {
+  std::vector<WhatIf> out(groups.size());
+  std::vector<models::PointSpec> specs;
+  std::vector<std::size_t> group_of;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    out[g].removed = find_bottleneck(*groups[g]);
+    if (!out[g].removed) continue;
+    for (const auto& r : *groups[g]) {
+      models::PointSpec s = r.spec;
+      if (out[g].removed->kind == "lock") s.free_locks.push_back(out[g].removed->name);
+      else s.private_lines.push_back(out[g].removed->name);
+      specs.push_back(std::move(s));
+      group_of.push_back(g);
+    }
+  }
+  std::vector<models::PointResult> results(specs.size());
+  sim::parallel_for(specs.size(), jobs == 0 ? sim::default_jobs() : jobs,
+                    [&](std::size_t i) { results[i] = models::run_point(sc, specs[i]); });
+  std::vector<std::vector<models::PointResult>> by_group(groups.size());
+  for (std::size_t i = 0; i < results.size(); ++i) by_group[group_of[i]].push_back(std::move(results[i]));
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    if (by_group[g].empty()) continue;
+    double sum = 0;
+    for (const auto& r : by_group[g]) sum += r.ops_per_sec;
+    out[g].ops_per_sec = sum / static_cast<double>(by_group[g].size());
+    out[g].next = find_bottleneck(by_group[g]);
+  }
+  return out;
+}
+
+void print_bottleneck(std::ostream& os, const std::vector<models::PointResult>& reps, const WhatIf* what_if) {
+  os << "bottleneck: " << describe(find_bottleneck(reps)) << "\n";
+  if (what_if && what_if->removed) {
+    char rate[32];
+    std::snprintf(rate, sizeof rate, "%.0f", what_if->ops_per_sec);
+    os << "with " << what_if->removed->name << (what_if->removed->kind == "lock" ? " made free: " : " made private: ")
+       << rate << " ops/s, next bottleneck: " << describe(what_if->next) << "\n";
+  }
+}
+
+}  // namespace vfssim::report

@@ -1,0 +1,214 @@
+#include "cli/run_durable.h"
+
+#include <chrono>
+#include <csignal>
+#include <iostream>
+#include <map>
+#include <tuple>
+
+namespace po = boost::program_options;
+
+namespace vfssim::report {
+
+namespace {
+
+volatile std::sig_atomic_t g_signal = 0;
+
+void on_signal(int sig) { g_signal = sig; }
+
+// SIGINT and SIGTERM set a flag while a sweep runs; a second one kills the
+// process as usual (SA_RESETHAND): what is committed stays committed.
+class SignalGuard {
+ public:
+  SignalGuard() {
+    g_signal = 0;
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND;
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~SignalGuard() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  SignalGuard(const SignalGuard&) = delete;
+  SignalGuard& operator=(const SignalGuard&) = delete;
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
+
+std::string series(const models::CurvePoint& cp) {
+  return cp.variant == "default" ? cp.strategy : cp.strategy + "/" + cp.variant;
+}
+
+std::string where(const models::CurvePoint& cp) { return series(cp) + " @ " + std::to_string(cp.cpus) + " CPUs"; }
+
+// The curve points a sweep plans, in order: with the scenario hash, seed
+// and replications, what identifies a run to --resume.
+std::string sweep_key(const models::SweepPlan& plan) {
+  std::string key;
+  for (const auto& cp : plan.curve)
+    key += (key.empty() ? "" : " ") + cp.strategy + "/" + cp.variant + "@" + std::to_string(cp.cpus);
+  return key;
+}
+
+std::uint64_t parse_max_events(const std::string& s) {
+  std::size_t used = 0;
+  double v = -1;
+  try {
+    v = std::stod(s, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used != s.size() || s.empty() || !(v >= 0) || v > 1.8e19 || v != static_cast<double>(static_cast<std::uint64_t>(v)))
+    throw po::error("--max-events: '" + s + "' is not a whole number of events (expected e.g. 2e9, or 0 for no limit)");
+  return static_cast<std::uint64_t>(v);
+}
+
+std::string command_line(const std::vector<std::string>& args) {
+  std::string s = "vfssim run";
+  for (const auto& a : args) {
+    if (a == "--resume") continue;
+    const bool plain = !a.empty() && a.find_first_of(" \t'\"\\$`*?;&|<>()") == std::string::npos;
+    if (plain) {
+      s += " " + a;
+    } else {
+      std::string q;
+      for (char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      s += " '" + q + "'";
+    }
+  }
+  return s + " --resume";
+}
+
+}  // namespace
+
+void add_durable_options(po::options_description& opts, DurableOptions& o) {
+  opts.add_options()
+    ("max-events", po::value(&o.max_events)->default_value(o.max_events),
+     "engine events allowed per point (0: no limit); a point past it stops the sweep with an error")
+    ("max-wall", po::value(&o.max_wall_seconds)->default_value(o.max_wall_seconds),
+     "wall-clock seconds allowed per point (0: no limit)")
+    ("resume", "complete the latest run of the same scenario, seed, replications, strategies, variants and CPUs "
+               "in the database: points already stored are not run again");
+}
+
+bool SweepOutcome::complete() const {
+  if (signal != 0) return false;
+  for (const auto& cp : curve)
+    if (!models::finished(cp)) return false;
+  return true;
+}
+
+SweepOutcome run_durable_sweep(const models::Scenario& sc, const models::SweepSpec& spec, const DurableOptions& o) {
+  const std::uint64_t max_events = parse_max_events(o.max_events);
+  if (!(o.max_wall_seconds >= 0)) throw po::error("--max-wall must be 0 (no limit) or a positive number of seconds");
+  models::SweepPlan plan;
+  try {
+    plan = models::plan_sweep(sc, spec);  // bad input stops here, before the database is touched
+  } catch (const std::invalid_argument& e) {
+    throw po::error(e.what());
+  }
+
+  SweepOutcome out;
+  out.db = o.db;
+  out.args = o.args;
+  std::map<std::tuple<std::string, std::string, int>, models::CurvePoint> earlier;
+  if (o.db.empty()) {
+    if (o.resume) throw po::error("--resume needs the results database the run is stored in (--db PATH)");
+  } else {
+    out.store = std::make_unique<Store>(o.db);
+    std::string joined;
+    for (const auto& a : o.args) joined += (joined.empty() ? "" : " ") + a;
+    const std::string key = sweep_key(plan);
+    if (o.resume) {
+      if (const auto id = out.store->find_run(sc.hash, spec.seed, plan.reps, key)) {
+        out.run_id = *id;
+        out.was_done = out.store->run_status(*id) == "done";
+        for (auto& cp : out.store->load_curve(*id))
+          if (models::finished(cp) && static_cast<int>(cp.reps.size()) == plan.reps)
+            earlier[{cp.strategy, cp.variant, cp.cpus}] = std::move(cp);
+        if (!out.was_done) out.store->set_status(out.run_id, "running", 0);
+        if (!o.quiet)
+          std::cerr << "resuming run " << out.run_id << " in " << o.db << ": " << earlier.size() << " of "
+                    << plan.curve.size() << " curve points already stored\n";
+      } else if (!o.quiet) {
+        std::cerr << "no earlier run of this sweep in " << o.db << ": starting a new one\n";
+      }
+    }
+    if (out.run_id == 0) out.run_id = out.store->begin_run(sc, spec.seed, plan.reps, joined, key);
+  }
+  out.stored = earlier.size();
+
+  models::SweepControl control;
+  control.limits.max_events = max_events;
+  control.limits.max_wall_seconds = o.max_wall_seconds;
+  control.limits.cancelled = [] { return g_signal != 0; };
+  control.preload = [&](models::CurvePoint& cp) {
+    auto it = earlier.find({cp.strategy, cp.variant, cp.cpus});
+    if (it == earlier.end()) return false;
+    cp = it->second;
+    return true;
+  };
+  if (out.store)
+    control.on_curve_point = [&](const models::CurvePoint& cp) {
+      out.store->add_point(out.run_id, cp);  // committed now: an interrupt later cannot lose it
+      ++out.stored;
+    };
+  const bool quiet = o.quiet;
+  auto progress = [quiet](std::size_t done, std::size_t total, const models::PointResult& p) {
+    if (!quiet)
+      std::cerr << "\r[" << done << "/" << total << "] " << p.spec.strategy << "/" << p.spec.variant << " @ "
+                << p.spec.cpus << " CPUs   " << std::flush;
+  };
+
+  const auto t0 = std::chrono::steady_clock::now();
+  {
+    SignalGuard guard;
+    out.curve = models::run_sweep(sc, spec, progress, control);
+    out.signal = g_signal;
+  }
+  if (!quiet) std::cerr << "\r" << std::string(60, ' ') << "\r";
+  out.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
+
+int finish_incomplete(SweepOutcome& out, std::ostream& err) {
+  for (const auto& cp : out.curve)
+    for (const auto& r : cp.reps)
+      if (!r.stop.empty() && !models::finished(r) && r.stop.rfind("cancelled", 0) != 0) {
+        err << "vfssim: " << where(cp) << (cp.reps.size() > 1 ? " rep " + std::to_string(r.spec.rep) : "") << ": "
+            << r.stop << "\n";
+        if (r.stop.rfind("event budget", 0) == 0)
+          err << "  raise --max-events (0: no limit), or shorten the scenario's warmup and duration\n";
+        else if (r.stop.rfind("wall-time budget", 0) == 0)
+          err << "  raise --max-wall (0: no limit), or shorten the scenario's warmup and duration\n";
+      }
+  const char* what = out.signal == SIGINT ? "interrupted (SIGINT)" : out.signal == SIGTERM ? "terminated (SIGTERM)" : "stopped";
+  if (out.store) {
+    out.store->set_status(out.run_id, out.signal ? "interrupted" : "failed", out.wall);
+    err << "vfssim: " << what << ": " << out.stored << " of " << out.curve.size() << " curve points are stored in run "
+        << out.run_id << " of " << out.db << "; to complete it, run\n  " << command_line(out.args) << "\n";
+  } else {
+    err << "vfssim: " << what << ": nothing was stored (--db '')\n";
+  }
+  return out.signal ? 128 + out.signal : 1;
+}
+
+int report_deadlocks(const SweepOutcome& out, std::ostream& err) {
+  int status = 0;
+  for (const auto& cp : out.curve)
+    for (const auto& r : cp.reps)
+      if (models::deadlocked(r)) {
+        err << "vfssim: " << where(cp) << (cp.reps.size() > 1 ? " rep " + std::to_string(r.spec.rep) : "") << ": "
+            << r.stop << "\n";
+        status = 1;
+      }
+  return status;
+}
+
+}  // namespace vfssim::report

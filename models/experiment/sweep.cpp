@@ -1,0 +1,187 @@
+// Sweeps under control: the plan checked before anything runs, per-point
+// budgets, cancellation, results carried over from an interrupted run, and
+// each curve point handed out as soon as its last replication finishes.
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <mutex>
+#include <stdexcept>
+
+#include "models/codepath/program.h"
+#include "models/experiment/experiment.h"
+#include "models/experiment/point_run.h"
+#include "sim/parallel.h"
+
+namespace vfssim::models {
+
+namespace {
+
+// Events per chunk between checks of the budgets: a few tens of
+// milliseconds of engine work, so a wall-time budget or a Ctrl-C takes
+// effect promptly.
+constexpr std::uint64_t kChunkEvents = 1u << 18;
+
+std::string at_clock(const sim::Simulation& sim, sim::Time end) {
+  return "at " + sim::format_duration(sim.now() - sim::kTimeZero) + " of simulated time (the run ends at " +
+         sim::format_duration(end - sim::kTimeZero) + ")";
+}
+
+}  // namespace
+
+sim::StopReason run_within_limits(sim::Simulation& sim, sim::Time end, const PointLimits& limits,
+                                  std::chrono::steady_clock::time_point wall_start, std::string& limit_stop) {
+  for (;;) {
+    std::uint64_t chunk = kChunkEvents;
+    if (limits.max_events > 0) {
+      const std::uint64_t used = sim.events_executed();
+      if (used >= limits.max_events) {
+        limit_stop = "event budget exceeded: " + std::to_string(limits.max_events) + " events " + at_clock(sim, end);
+        return sim::StopReason::kEventBudget;
+      }
+      chunk = std::min(chunk, limits.max_events - used);
+    }
+    const sim::StopReason why = sim.run(sim::RunLimits{end, chunk});
+    if (why != sim::StopReason::kEventBudget) return why;
+    if (limits.cancelled && limits.cancelled()) {
+      limit_stop = "cancelled " + at_clock(sim, end);
+      return sim::StopReason::kRequested;
+    }
+    if (limits.max_wall_seconds > 0) {
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+      if (wall > limits.max_wall_seconds) {
+        char secs[32];
+        std::snprintf(secs, sizeof secs, "%g", limits.max_wall_seconds);
+        limit_stop = std::string("wall-time budget exceeded: ") + secs + " s of wall-clock time " + at_clock(sim, end);
+        return sim::StopReason::kRequested;
+      }
+    }
+  }
+}
+
+std::string stop_description(sim::StopReason why, const std::string& limit_stop, const Executor& exec) {
+  if (!limit_stop.empty()) return limit_stop;
+  // CPUs each waiting for a lock the next one holds: none can ever go on,
+  // whether or not the rest of the machine still runs.
+  const std::string cycle = exec.wait_cycle();
+  if (!cycle.empty()) return "deadlock: " + cycle;
+  if (why == sim::StopReason::kQueueEmpty) {
+    const std::string waits = exec.waits(4);
+    if (!waits.empty()) return "deadlock: " + waits;  // blocked for good with nothing left to wake them
+    return sim::to_string(sim::StopReason::kTimeLimit);  // every task ran past the end of the window
+  }
+  return sim::to_string(why);
+}
+
+bool deadlocked(const PointResult& p) { return p.stop.rfind("deadlock", 0) == 0; }
+
+bool finished(const PointResult& p) { return p.stop == sim::to_string(sim::StopReason::kTimeLimit) || deadlocked(p); }
+
+bool finished(const CurvePoint& cp) {
+  if (cp.reps.empty()) return false;
+  for (const auto& r : cp.reps)
+    if (!finished(r)) return false;
+  return true;
+}
+
+void summarize(CurvePoint& cp) {
+  const double n = static_cast<double>(cp.reps.size());
+  double sum = 0;
+  cp.events = 0;
+  for (const auto& r : cp.reps) {
+    sum += r.ops_per_sec;
+    cp.events += r.events;
+  }
+  cp.ops_per_sec = cp.reps.empty() ? 0.0 : sum / n;
+  double ss = 0;
+  for (const auto& r : cp.reps) ss += (r.ops_per_sec - cp.ops_per_sec) * (r.ops_per_sec - cp.ops_per_sec);
+  cp.stddev = cp.reps.size() > 1 ? std::sqrt(ss / (n - 1)) : 0.0;
+}
+
+SweepPlan plan_sweep(const Scenario& scenario, const SweepSpec& spec) {
+  std::vector<std::string> strategies = spec.strategies;
+  if (strategies.empty())
+    for (const auto& s : scenario.strategies) strategies.push_back(s.name);
+  for (const auto& s : strategies) (void)scenario.strategy(s);  // throws on unknown names
+  std::vector<std::string> variants = spec.variants;
+  if (variants.empty()) variants.push_back("default");
+
+  SweepPlan plan;
+  plan.reps = spec.reps < 1 ? 1 : spec.reps;
+  for (const auto& s : strategies)
+    for (const auto& vn : variants) {
+      const Variant v = resolve_variant(scenario, vn);
+      const Topology topo(v.machine);
+      // Compile errors (a repeat expanded too far, a parameter out of
+      // range) are bad input: report them before any point runs.
+      (void)compile_program(scenario.strategy(s), v.workload.loop, v.params);
+      const std::vector<int> cpus = spec.cpus.empty() ? v.workload.cpus : spec.cpus;
+      for (int c : cpus) {
+        if (c < 1 || c > topo.num_cpus())
+          throw std::invalid_argument("cannot run on " + std::to_string(c) + " CPUs: machine " + topo.name() + " has " +
+                                      std::to_string(topo.num_cpus()));
+        // The profile's 100% is CPUs x window, and every CPU's time is
+        // summed in picoseconds: keep that inside the int64 clock.
+        const double cpu_ps = static_cast<double>((v.workload.warmup + v.workload.duration).count()) * c;
+        if (cpu_ps > 2e18)
+          throw std::invalid_argument("variant '" + vn + "' at " + std::to_string(c) + " CPUs simulates " +
+                                      sim::format_duration(v.workload.warmup + v.workload.duration) +
+                                      " on every CPU: more than the 2e18 ps (about 550 CPU-hours) of CPU time a "
+                                      "point can count; shorten the warmup and duration");
+        CurvePoint cp;
+        cp.strategy = s;
+        cp.variant = vn;
+        cp.cpus = c;
+        cp.reps.resize(plan.reps);
+        plan.curve.push_back(std::move(cp));
+        for (int r = 0; r < plan.reps; ++r) plan.points.push_back(PointSpec{s, c, r, rep_seed(spec.seed, r), vn});
+      }
+    }
+  return plan;
+}
+
+std::vector<CurvePoint> run_sweep(const Scenario& scenario, const SweepSpec& spec, const ProgressFn& progress,
+                                  const SweepControl& control) {
+  SweepPlan plan = plan_sweep(scenario, spec);
+  std::vector<CurvePoint>& curve = plan.curve;
+  const int reps = plan.reps;
+
+  std::vector<std::size_t> todo;  // indices into plan.points
+  std::vector<int> left(curve.size(), reps);
+  for (std::size_t c = 0; c < curve.size(); ++c) {
+    if (control.preload && control.preload(curve[c])) {
+      left[c] = 0;
+      continue;
+    }
+    for (int r = 0; r < reps; ++r) todo.push_back(c * reps + r);
+  }
+
+  std::mutex mutex;  // guards curve, left, done and the callbacks
+  std::size_t done = 0;
+  std::atomic<bool> out_of_budget{false};
+  PointLimits limits = control.limits;
+  sim::parallel_for(
+      todo.size(), spec.jobs == 0 ? sim::default_jobs() : spec.jobs,
+      [&](std::size_t k) {
+        const std::size_t i = todo[k];
+        PointResult res = run_point(scenario, plan.points[i], limits);
+        const bool ok = finished(res);
+        // A point that ran out of its budget is a sign for the rest: stop
+        // launching (points already running finish or hit their own).
+        if (!ok && (!control.limits.cancelled || !control.limits.cancelled())) out_of_budget = true;
+        std::lock_guard<std::mutex> lk(mutex);
+        CurvePoint& cp = curve[i / reps];
+        cp.reps[i % reps] = std::move(res);
+        if (progress) progress(++done, todo.size(), cp.reps[i % reps]);
+        if (--left[i / reps] == 0 && finished(cp)) {
+          summarize(cp);
+          if (control.on_curve_point) control.on_curve_point(cp);
+        }
+      },
+      [&] { return out_of_budget.load() || (control.limits.cancelled && control.limits.cancelled()); });
+
+  for (std::size_t c = 0; c < curve.size(); ++c) summarize(curve[c]);
+  return curve;
+}
+
+}  // namespace vfssim::models

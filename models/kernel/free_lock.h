@@ -1,0 +1,35 @@
+// A lock that is not there: the what-if "remove this lock" of a design
+// review (`vfssim compare`, `vfssim run --next-bottleneck`).
+//
+// It grants at `now` at no cost, keeps no queue and never hands over, so
+// two CPUs may "hold" it at once. Scenario files cannot declare it (the
+// loader accepts only lock_kinds()); experiment code makes a lock free by
+// setting a PointSpec's `free_locks`, which gives the lock kind "free" in
+// a copy of the strategy. The executor treats acquire and release of a
+// free lock as no-ops (no event, no time, no mutual-exclusion check), so
+// this model is only reached through lockref's fast path (held(): never).
+#pragma once
+
+#include <vector>
+
+#include "models/kernel/lock.h"
+
+namespace vfssim::models {
+
+class FreeLock final : public Lock {
+ public:
+  static constexpr const char* kKind = "free";
+
+  bool acquire(int, Time now, LockMode, Time& granted_at) override {
+    granted_at = now;
+    ++stats_.acquisitions;
+    return true;
+  }
+  Time release(int, Time now, LockMode, std::vector<Grant>&) override { return now; }
+  bool held() const override { return false; }
+  Time cmpxchg_word(int, Time now) override { return now; }
+  const char* wait_symbol() const override { return "free_lock"; }
+  const char* kind() const override { return kKind; }
+};
+
+}  // namespace vfssim::models

@@ -1,0 +1,33 @@
+"""Determinism: every scenario of scenarios/ (not the machine presets) gives
+byte-identical `vfssim run --json` output with one worker and with two."""
+import subprocess
+
+import pytest
+import yaml
+
+from conftest import BUILD, ROOT
+
+VFSSIM = str(BUILD / "vfssim")
+SCENARIOS = sorted(p for p in (ROOT / "scenarios").rglob("*.yaml") if "machines" not in p.relative_to(ROOT).parts)
+
+
+def first_cpu_counts(path, n=3):
+    workload = yaml.safe_load(path.read_text()).get("workload", {})
+    return [int(c) for c in workload.get("cpus", [1, 2, 4])[:n]]
+
+
+def test_there_are_scenarios():
+    assert len(SCENARIOS) >= 1
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=[str(p.relative_to(ROOT / "scenarios")) for p in SCENARIOS])
+def test_one_worker_and_two_give_the_same_bytes(path):
+    cpus = ",".join(map(str, first_cpu_counts(path)))
+    out = {}
+    for jobs in ("1", "2"):
+        r = subprocess.run([VFSSIM, "run", str(path), "--json", "--db", "", "--jobs", jobs, "--cpus", cpus,
+                            "--reps", "2", "-q"], capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr[-2000:]
+        out[jobs] = r.stdout
+    assert out["1"] == out["2"]
+    assert '"points"' in out["1"]
