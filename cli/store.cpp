@@ -1,5 +1,7 @@
 #include "cli/store.h"
 
+#include "cli/sql_statement.h"
+
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -173,46 +175,7 @@ CREATE INDEX runs_by_sweep ON runs(scenario_hash, seed, replications, sweep);
 constexpr int kMigrationCount = sizeof(kMigrations) / sizeof(kMigrations[0]);
 static_assert(kMigrationCount == Store::kSchemaVersion);
 
-class Statement {
- public:
-  Statement(sqlite3* db, const char* sql) : db_(db) {
-    if (sqlite3_prepare_v2(db, sql, -1, &st_, nullptr) != SQLITE_OK)
-      throw StoreError(std::string("cannot prepare SQL: ") + sqlite3_errmsg(db));
-  }
-  ~Statement() { sqlite3_finalize(st_); }
-  Statement& bind(int i, std::int64_t v) { sqlite3_bind_int64(st_, i, v); return *this; }
-  Statement& bind(int i, double v) { sqlite3_bind_double(st_, i, v); return *this; }
-  // NULL for a value that is not finite (SQLite has no NaN).
-  Statement& bind_real(int i, double v) {
-    if (std::isfinite(v)) sqlite3_bind_double(st_, i, v);
-    else sqlite3_bind_null(st_, i);
-    return *this;
-  }
-  Statement& bind(int i, const std::string& v) {
-    sqlite3_bind_text(st_, i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
-    return *this;
-  }
-  bool step() {
-    int rc = sqlite3_step(st_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc == SQLITE_DONE) return false;
-    throw StoreError(std::string("SQLite: ") + sqlite3_errmsg(db_));
-  }
-  void run() {
-    step();
-    sqlite3_reset(st_);
-  }
-  std::int64_t i64(int c) { return sqlite3_column_int64(st_, c); }
-  double f64(int c) { return sqlite3_column_double(st_, c); }
-  std::string text(int c) {
-    const unsigned char* t = sqlite3_column_text(st_, c);
-    return t ? reinterpret_cast<const char*>(t) : "";
-  }
 
- private:
-  sqlite3* db_;
-  sqlite3_stmt* st_ = nullptr;
-};
 
 }  // namespace
 
@@ -231,7 +194,7 @@ Store::Store(const std::string& path) : path_(path) {
     {
       // One statement, one snapshot: another process may be creating the
       // schema right now, and its tables must not be seen without its version.
-      Statement q(db_, "SELECT user_version, (SELECT count(*) FROM sqlite_master) FROM pragma_user_version");
+      Sql q(db_, "SELECT user_version, (SELECT count(*) FROM sqlite_master) FROM pragma_user_version");
       if (q.step()) {
         version = static_cast<int>(q.i64(0));
         has_tables = q.i64(1) > 0;
@@ -259,7 +222,7 @@ Store::Store(const std::string& path) : path_(path) {
       // Another process may have migrated the file while this one waited.
       int now = v;
       {
-        Statement q(db_, "PRAGMA user_version");
+        Sql q(db_, "PRAGMA user_version");
         if (q.step()) now = static_cast<int>(q.i64(0));
       }
       if (now > v) {
@@ -299,7 +262,7 @@ std::int64_t Store::begin_run(const models::Scenario& sc, std::uint64_t seed, in
   std::tm tm{};
   gmtime_r(&t, &tm);
   std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  Statement s(db_,
+  Sql s(db_,
               "INSERT INTO runs(created_at, tool_version, scenario, scenario_path, scenario_hash, scenario_text, "
               "machine, seed, replications, args) VALUES (?,?,?,?,?,?,?,?,?,?)");
   s.bind(1, std::string(when)).bind(2, std::string(VFSSIM_VERSION)).bind(3, sc.name).bind(4, sc.path);
@@ -313,18 +276,18 @@ void Store::add_point(std::int64_t run_id, const models::CurvePoint& cp) {
   exec("BEGIN IMMEDIATE");
   try {
     const auto cpus = static_cast<std::int64_t>(cp.cpus);
-    Statement c(db_, "INSERT INTO curve(run_id, strategy, variant, cpus, ops_per_sec, stddev, events) VALUES (?,?,?,?,?,?,?)");
+    Sql c(db_, "INSERT INTO curve(run_id, strategy, variant, cpus, ops_per_sec, stddev, events) VALUES (?,?,?,?,?,?,?)");
     c.bind(1, run_id).bind(2, cp.strategy).bind(3, cp.variant).bind(4, cpus);
     c.bind(5, cp.ops_per_sec).bind(6, cp.stddev).bind(7, static_cast<std::int64_t>(cp.events));
     c.run();
-    Statement p(db_,
+    Sql p(db_,
                 "INSERT INTO points(run_id, strategy, variant, cpus, rep, seed, ops_per_sec, ops, events, "
                 "window_seconds, stop, wall_seconds, window_events, cpu_time_ps) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    Statement l(db_,
+    Sql l(db_,
                 "INSERT INTO lock_stats(run_id, strategy, variant, cpus, rep, lock, kind, scope, instances, con_bounces, "
                 "contentions, waittime_min_ps, waittime_max_ps, waittime_total_ps, acq_bounces, acquisitions, "
                 "holdtime_min_ps, holdtime_max_ps, holdtime_total_ps, holds) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    Statement f(db_,
+    Sql f(db_,
                 "INSERT INTO profile(run_id, strategy, variant, cpus, rep, symbol, chain, detail, time_ps, share, "
                 "object_kind, synchronizing) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
     for (const auto& r : cp.reps) {
@@ -362,14 +325,14 @@ void Store::add_point(std::int64_t run_id, const models::CurvePoint& cp) {
 }
 
 void Store::finish_run(std::int64_t run_id, double wall_seconds) {
-  Statement s(db_, "UPDATE runs SET wall_seconds=coalesce(wall_seconds, 0)+?, status='done' WHERE id=?");
+  Sql s(db_, "UPDATE runs SET wall_seconds=coalesce(wall_seconds, 0)+?, status='done' WHERE id=?");
   s.bind(1, wall_seconds).bind(2, run_id);
   s.run();
 }
 
 std::vector<Store::RunRow> Store::runs() {
   std::vector<RunRow> out;
-  Statement q(db_,
+  Sql q(db_,
               "SELECT r.id, r.created_at, r.scenario, r.machine, r.tool_version, r.seed, "
               "(SELECT count(*) FROM curve c WHERE c.run_id=r.id), coalesce(r.wall_seconds, -1) "
               "FROM runs r ORDER BY r.id");
@@ -388,11 +351,11 @@ std::int64_t Store::add_validation(double wall_seconds, const std::string& summa
   std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
   exec("BEGIN IMMEDIATE");
   try {
-    Statement v(db_, "INSERT INTO validations(created_at, tool_version, wall_seconds, summary_json) VALUES (?,?,?,?)");
+    Sql v(db_, "INSERT INTO validations(created_at, tool_version, wall_seconds, summary_json) VALUES (?,?,?,?)");
     v.bind(1, std::string(when)).bind(2, std::string(VFSSIM_VERSION)).bind(3, wall_seconds).bind(4, summary_json);
     v.run();
     const std::int64_t id = sqlite3_last_insert_rowid(db_);
-    Statement f(db_,
+    Sql f(db_,
                 "INSERT INTO validation_figures(validation_id, scenario, figure, reported, predicted, fitted, "
                 "within_tolerance, direction_ok, error, tolerance) VALUES (?,?,?,?,?,?,?,?,?,?)");
     for (const auto& r : figures) {
@@ -414,7 +377,7 @@ std::int64_t Store::add_validation(double wall_seconds, const std::string& summa
 void Store::add_fits(std::int64_t run_id, const std::vector<FitRow>& fits) {
   exec("BEGIN IMMEDIATE");
   try {
-    Statement f(db_,
+    Sql f(db_,
                 "INSERT INTO fits(run_id, strategy, variant, model, sigma, kappa, lambda, peak_cpus) "
                 "VALUES (?,?,?,?,?,?,?,?)");
     for (const auto& r : fits) {

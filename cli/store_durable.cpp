@@ -4,57 +4,12 @@
 #include <map>
 #include <tuple>
 
+#include "cli/sql_statement.h"
 #include "cli/store.h"
 
 namespace vfssim::report {
 
 namespace {
-
-// A prepared statement (the one in store.cpp is private to that file).
-class Sql {
- public:
-  Sql(sqlite3* db, const char* text) : db_(db) {
-    if (sqlite3_prepare_v2(db, text, -1, &st_, nullptr) != SQLITE_OK)
-      throw StoreError(std::string("cannot prepare SQL: ") + sqlite3_errmsg(db));
-  }
-  ~Sql() { sqlite3_finalize(st_); }
-  Sql(const Sql&) = delete;
-  Sql& operator=(const Sql&) = delete;
-  Sql& bind(int i, std::int64_t v) {
-    sqlite3_bind_int64(st_, i, v);
-    return *this;
-  }
-  Sql& bind(int i, double v) {
-    sqlite3_bind_double(st_, i, v);
-    return *this;
-  }
-  Sql& bind(int i, const std::string& v) {
-    sqlite3_bind_text(st_, i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
-    return *this;
-  }
-  bool step() {
-    const int rc = sqlite3_step(st_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc == SQLITE_DONE) return false;
-    throw StoreError(std::string("SQLite: ") + sqlite3_errmsg(db_));
-  }
-  void run() {
-    step();
-    sqlite3_reset(st_);
-  }
-  std::int64_t i64(int c) { return sqlite3_column_int64(st_, c); }
-  std::uint64_t u64(int c) { return static_cast<std::uint64_t>(sqlite3_column_int64(st_, c)); }
-  double f64(int c) { return sqlite3_column_double(st_, c); }
-  bool null(int c) { return sqlite3_column_type(st_, c) == SQLITE_NULL; }
-  std::string text(int c) {
-    const unsigned char* t = sqlite3_column_text(st_, c);
-    return t ? reinterpret_cast<const char*>(t) : "";
-  }
-
- private:
-  sqlite3* db_;
-  sqlite3_stmt* st_ = nullptr;
-};
 
 models::Scope scope_of(const std::string& s) {
   for (auto sc : {models::Scope::kGlobal, models::Scope::kNode, models::Scope::kCpu, models::Scope::kProcess,
