@@ -1,42 +1,467 @@
 // The `vfssim` Python module's native part (_vfssim).
 //
-// It runs the same engine as the CLI, in-process: a sweep releases the GIL
-// and uses all cores. Results cross into Python as the same JSON document
-// `vfssim run --json` prints, so the two interfaces cannot drift apart;
-// vfssim/__init__.py turns it into lists of dicts or pandas DataFrames.
+// It runs the same engine as the CLI, in-process. A scenario is loaded
+// once into a NativeScenario (the validated models::Scenario) and run as
+// often as wanted; runs release the GIL, sweeps use all cores through the
+// engine's parallel sweep, and results come back as plain dicts and lists
+// that vfssim/*.py turn into objects and pandas DataFrames.
+//
+// Long runs stay interruptible: the engine runs on a helper thread while
+// the calling thread waits with the GIL released, waking every 50 ms (or
+// when a point finishes) to deliver progress callbacks and to check for
+// Ctrl-C, both with the GIL held. A Python exception there (a callback
+// that raises, KeyboardInterrupt) cancels the sweep: no new point starts,
+// points in flight stop at their next chunk of events, and the exception
+// is raised once the engine has stopped.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <tuple>
+
+#include "cli/fits.h"
 #include "cli/report.h"
+#include "cli/review.h"
 #include "models/experiment/experiment.h"
+#include "models/experiment/fits.h"
 #include "models/scenario/scenario.h"
+#include "sim/parallel.h"
 
 namespace py = pybind11;
 using namespace vfssim;
 
 namespace {
 
-std::string run_json(const std::string& path, const std::vector<int>& cpus, std::uint64_t seed, int reps,
-                     const std::vector<std::string>& strategies, unsigned jobs) {
-  models::Scenario sc = models::load_scenario_file(path);
-  models::SweepSpec spec;
-  spec.cpus = cpus;
-  spec.seed = seed;
-  spec.reps = reps;
-  spec.strategies = strategies;
-  spec.jobs = jobs;
-  std::vector<models::CurvePoint> curve;
-  {
-    py::gil_scoped_release release;
-    curve = models::run_sweep(sc, spec);
+using ScenarioPtr = std::shared_ptr<const models::Scenario>;
+
+double us(sim::Duration d) { return static_cast<double>(d.count()) * 1e-6; }
+
+// ---------------------------------------------------------------------------
+// Results as Python data (the GIL is held).
+
+py::dict lock_dict(const models::LockReport& l) {
+  const auto& s = l.stats;
+  py::dict d;
+  d["name"] = l.name;
+  d["kind"] = l.kind;
+  d["scope"] = models::to_string(l.scope);
+  d["instances"] = l.instances;
+  d["con_bounces"] = s.con_bounces;
+  d["contentions"] = s.contentions;
+  d["waittime_min_us"] = us(s.wait_min);
+  d["waittime_max_us"] = us(s.wait_max);
+  d["waittime_total_us"] = us(s.wait_total);
+  d["waittime_avg_us"] = s.contentions ? us(s.wait_total) / static_cast<double>(s.contentions) : 0.0;
+  d["acq_bounces"] = s.acq_bounces;
+  d["acquisitions"] = s.acquisitions;
+  d["holdtime_min_us"] = us(s.hold_min);
+  d["holdtime_max_us"] = us(s.hold_max);
+  d["holdtime_total_us"] = us(s.hold_total);
+  d["holdtime_avg_us"] = s.holds ? us(s.hold_total) / static_cast<double>(s.holds) : 0.0;
+  return d;
+}
+
+py::object bottleneck_obj(const std::optional<report::Bottleneck>& b) {
+  if (!b) return py::none();
+  py::dict d;
+  d["name"] = b->name;
+  d["kind"] = b->kind;
+  d["share"] = b->share;
+  return d;
+}
+
+py::dict point_dict(const models::PointResult& p) {
+  py::dict d;
+  d["strategy"] = p.spec.strategy;
+  d["variant"] = p.spec.variant;
+  d["cpus"] = p.spec.cpus;
+  d["rep"] = p.spec.rep;
+  d["seed"] = p.spec.seed;
+  d["free_locks"] = p.spec.free_locks;
+  d["private_lines"] = p.spec.private_lines;
+  d["ops_per_sec"] = p.ops_per_sec;
+  d["ops"] = p.ops;
+  d["events"] = p.events;
+  d["window_events"] = p.window_events;
+  d["window_seconds"] = p.window_seconds;
+  d["cpu_time_us"] = us(p.cpu_time);
+  d["wall_seconds"] = p.wall_seconds;
+  d["stop"] = p.stop;
+  d["finished"] = models::finished(p);
+  d["deadlocked"] = models::deadlocked(p);
+  py::list locks;
+  for (const auto& l : p.locks) locks.append(lock_dict(l));
+  d["lock_stat"] = locks;
+  py::list lines;
+  for (const auto& l : p.lines) {
+    py::dict e;
+    e["name"] = l.name;
+    e["scope"] = models::to_string(l.scope);
+    e["instances"] = l.instances;
+    e["loads"] = l.stats.loads;
+    e["rmws"] = l.stats.rmws;
+    e["bounces"] = l.stats.bounces;
+    e["queue_wait_us"] = us(l.stats.queue_wait);
+    lines.append(e);
   }
-  return report::run_json(sc, report::RunInfo{seed, reps}, curve).dump();
+  d["lines"] = lines;
+  const double cpu_ps = static_cast<double>(p.cpu_time.count());
+  py::list profile;
+  for (const auto& e : p.profile) {
+    py::dict x;
+    x["symbol"] = e.symbol;
+    x["chain"] = e.chain;
+    x["detail"] = e.detail;
+    x["share"] = cpu_ps > 0 ? static_cast<double>(e.time.count()) / cpu_ps : 0.0;
+    x["time_us"] = us(e.time);
+    x["object_kind"] = e.object_kind;
+    x["synchronizing"] = e.synchronizing;
+    profile.append(x);
+  }
+  d["profile"] = profile;
+  py::list seqs;
+  for (const auto& q : p.seqcounts) {
+    py::dict e;
+    e["name"] = q.name;
+    e["instances"] = q.instances;
+    e["reads"] = q.stats.reads;
+    e["retries"] = q.stats.retries;
+    e["writes"] = q.stats.writes;
+    e["begin_waits"] = q.stats.begin_waits;
+    seqs.append(e);
+  }
+  d["seqcounts"] = seqs;
+  py::dict rcu;
+  rcu["grace_periods"] = p.rcu.grace_periods;
+  rcu["synchronize_calls"] = p.rcu.synchronize_calls;
+  rcu["callbacks_queued"] = p.rcu.callbacks_queued;
+  rcu["callbacks_invoked"] = p.rcu.callbacks_invoked;
+  rcu["gp_total_us"] = us(p.rcu.gp_total);
+  d["rcu"] = rcu;
+  d["bottleneck"] = bottleneck_obj(report::find_bottleneck({p}));
+  // The result itself, for find_bottleneck / next_bottlenecks over several points.
+  d["native"] = std::make_shared<models::PointResult>(p);
+  return d;
+}
+
+using NativePoint = std::shared_ptr<models::PointResult>;
+
+std::vector<models::PointResult> unwrap(const std::vector<NativePoint>& points) {
+  std::vector<models::PointResult> out;
+  for (const auto& p : points) {
+    if (!p) throw std::invalid_argument("a point is None");
+    out.push_back(*p);
+  }
+  return out;
+}
+
+py::dict curve_dict(const models::CurvePoint& cp) {
+  py::dict d;
+  d["strategy"] = cp.strategy;
+  d["variant"] = cp.variant;
+  d["cpus"] = cp.cpus;
+  d["ops_per_sec"] = cp.ops_per_sec;
+  d["stddev"] = cp.stddev;
+  d["events"] = cp.events;
+  d["finished"] = models::finished(cp);
+  py::list reps;
+  for (const auto& r : cp.reps) reps.append(point_dict(r));
+  d["reps"] = reps;
+  d["bottleneck"] = bottleneck_obj(cp.reps.empty() ? std::nullopt : report::find_bottleneck(cp.reps));
+  return d;
+}
+
+// ---------------------------------------------------------------------------
+// Running the engine off the calling thread.
+
+// One finished point, for the progress callback.
+struct ProgressEvent {
+  std::size_t done = 0, total = 0;
+  std::string strategy, variant;
+  int cpus = 0, rep = 0;
+  double ops_per_sec = 0;
+};
+
+// Runs `work` on a helper thread while this thread (which holds the GIL
+// on entry and on return) waits with the GIL released. Progress events
+// the work posts are handed to `callback` on this thread with the GIL
+// held. A Python exception from the callback or a pending signal
+// (KeyboardInterrupt) sets the flag cancel_check() reads, which the work
+// polls, and is raised once the work has returned; an exception of the
+// work itself is rethrown as is. The callback is not called again after
+// an exception.
+class Runner {
+ public:
+  explicit Runner(py::object callback) : callback_(std::move(callback)) {}
+
+  void post(ProgressEvent e) {
+    {
+      std::lock_guard<std::mutex> lk(mutex_);
+      queue_.push_back(std::move(e));
+    }
+    cv_.notify_one();
+  }
+  std::function<bool()> cancel_check() const {
+    return [this] { return cancelled_.load(std::memory_order_relaxed); };
+  }
+
+  void run(const std::function<void()>& work) {
+    std::exception_ptr work_error, py_error;
+    {
+      py::gil_scoped_release release;
+      std::thread worker([&] {
+        try {
+          work();
+        } catch (...) {
+          work_error = std::current_exception();
+        }
+        {
+          std::lock_guard<std::mutex> lk(mutex_);
+          finished_ = true;
+        }
+        cv_.notify_one();
+      });
+      for (;;) {
+        std::deque<ProgressEvent> events;
+        bool finished = false;
+        {
+          std::unique_lock<std::mutex> lk(mutex_);
+          cv_.wait_for(lk, std::chrono::milliseconds(50), [&] { return finished_ || !queue_.empty(); });
+          events.swap(queue_);
+          finished = finished_;
+        }
+        if (!py_error) {
+          py::gil_scoped_acquire acquire;
+          try {
+            if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+            if (!callback_.is_none())
+              for (const auto& e : events) {
+                py::dict info;
+                info["strategy"] = e.strategy;
+                info["variant"] = e.variant;
+                info["cpus"] = e.cpus;
+                info["rep"] = e.rep;
+                info["ops_per_sec"] = e.ops_per_sec;
+                callback_(e.done, e.total, info);
+              }
+          } catch (...) {
+            py_error = std::current_exception();
+            cancelled_ = true;
+          }
+        }
+        if (finished) break;
+      }
+      worker.join();
+    }
+    if (py_error) std::rethrow_exception(py_error);
+    if (work_error) std::rethrow_exception(work_error);
+  }
+
+ private:
+  py::object callback_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<ProgressEvent> queue_;
+  bool finished_ = false;
+  std::atomic<bool> cancelled_{false};
+};
+
+models::SweepSpec make_spec(const std::vector<std::string>& strategies, const std::vector<std::string>& variants,
+                            const std::vector<int>& cpus, int reps, std::uint64_t seed, unsigned jobs) {
+  if (reps < 1) throw std::invalid_argument("reps must be at least 1, not " + std::to_string(reps));
+  models::SweepSpec spec;
+  spec.strategies = strategies;
+  spec.variants = variants;
+  spec.cpus = cpus;
+  spec.reps = reps;
+  spec.seed = seed;
+  spec.jobs = jobs;
+  return spec;
+}
+
+std::vector<models::CurvePoint> sweep_curve(const models::Scenario& sc, const models::SweepSpec& spec,
+                                            const py::object& progress) {
+  Runner runner(progress);
+  std::vector<models::CurvePoint> curve;
+  models::SweepControl control;
+  control.limits.cancelled = runner.cancel_check();
+  const models::ProgressFn on_point = [&](std::size_t done, std::size_t total, const models::PointResult& p) {
+    runner.post(ProgressEvent{done, total, p.spec.strategy, p.spec.variant, p.spec.cpus, p.spec.rep, p.ops_per_sec});
+  };
+  runner.run([&] { curve = models::run_sweep(sc, spec, on_point, control); });
+  // No budgets are set and a cancelled sweep raised above: every point ran.
+  for (const auto& cp : curve)
+    for (const auto& r : cp.reps)
+      if (!models::finished(r))
+        throw std::runtime_error("point " + cp.strategy + "/" + cp.variant + "@" + std::to_string(cp.cpus) +
+                                 " did not finish: " + (r.stop.empty() ? std::string("not run") : r.stop));
+  return curve;
+}
+
+// One point to run: (strategy, variant, cpus, rep, free_locks, private_lines).
+using PointTuple = std::tuple<std::string, std::string, int, int, std::vector<std::string>, std::vector<std::string>>;
+
+// Runs independent points on `jobs` workers (0: all cores), each seeded
+// rep_seed(seed, rep) as in a sweep, after checking them as a sweep would
+// (names, CPU counts, every program compiled).
+std::vector<models::PointResult> run_points(const models::Scenario& sc, const std::vector<PointTuple>& points,
+                                            std::uint64_t seed, unsigned jobs, const py::object& progress) {
+  std::vector<models::PointSpec> specs;
+  std::map<std::pair<std::string, std::string>, std::vector<int>> groups;
+  for (const auto& [strategy, variant, cpus, rep, free_locks, private_lines] : points) {
+    if (rep < 0) throw std::invalid_argument("rep must be at least 0, not " + std::to_string(rep));
+    models::PointSpec spec{strategy, cpus, rep, models::rep_seed(seed, rep), variant};
+    spec.free_locks = free_locks;
+    spec.private_lines = private_lines;
+    specs.push_back(std::move(spec));
+    groups[{strategy, variant}].push_back(cpus);
+  }
+  for (const auto& [key, cpus] : groups) {
+    if (!sc.has_variant(key.second))
+      throw std::invalid_argument("scenario '" + sc.name + "' has no variant '" + key.second + "'");
+    (void)models::plan_sweep(sc, make_spec({key.first}, {key.second}, cpus, 1, seed, 1));
+  }
+  Runner runner(progress);
+  models::PointLimits limits;
+  limits.cancelled = runner.cancel_check();
+  std::vector<models::PointResult> results(specs.size());
+  runner.run([&] {
+    std::mutex mutex;
+    std::size_t done = 0;
+    sim::parallel_for(
+        specs.size(), jobs == 0 ? sim::default_jobs() : jobs,
+        [&](std::size_t i) {
+          results[i] = models::run_point(sc, specs[i], limits);
+          std::lock_guard<std::mutex> lk(mutex);
+          const auto& p = results[i];
+          runner.post(ProgressEvent{++done, specs.size(), p.spec.strategy, p.spec.variant, p.spec.cpus, p.spec.rep,
+                                    p.ops_per_sec});
+        },
+        runner.cancel_check());
+  });
+  for (const auto& r : results)
+    if (!models::finished(r))
+      throw std::runtime_error("point " + r.spec.strategy + "/" + r.spec.variant + "@" + std::to_string(r.spec.cpus) +
+                               " did not finish: " + (r.stop.empty() ? std::string("not run") : r.stop));
+  return results;
+}
+
+// The `vfssim run --json` document of a sweep (with the curves' fits, as the CLI prints it).
+std::string document_json(const models::Scenario& sc, const models::SweepSpec& spec,
+                          const std::vector<models::CurvePoint>& curve) {
+  auto doc = report::run_json(sc, report::RunInfo{spec.seed, spec.reps}, curve);
+  doc["fits"] = report::fits_json(report::fit_curves(curve));
+  return doc.dump();
+}
+
+std::vector<models::CurveSample> samples(const std::vector<double>& cpus, const std::vector<double>& rates) {
+  if (cpus.size() != rates.size())
+    throw std::invalid_argument("cpus and throughput differ in length (" + std::to_string(cpus.size()) + " and " +
+                                std::to_string(rates.size()) + ")");
+  std::vector<models::CurveSample> pts;
+  for (std::size_t i = 0; i < cpus.size(); ++i) pts.push_back(models::CurveSample{cpus[i], rates[i]});
+  return pts;
+}
+
+int machine_cpus(const models::TopologySpec& m) {
+  long n = 1;
+  for (const auto& l : m.levels) n *= l.count;
+  return static_cast<int>(n);
+}
+
+py::dict variant_info(const models::Scenario& sc, const std::string& name) {
+  const models::Variant v = models::resolve_variant(sc, name);
+  py::dict d;
+  d["name"] = v.name;
+  d["description"] = v.description;
+  d["machine"] = v.machine_name.empty() ? v.machine.name : v.machine_name;
+  d["machine_cpus"] = machine_cpus(v.machine);
+  d["cpus"] = v.workload.cpus;
+  d["loop"] = v.workload.loop;
+  d["tasks"] = v.workload.tasks == models::TaskKind::kThread ? "thread" : "process";
+  d["placement"] = models::to_string(v.workload.placement);
+  d["warmup_us"] = us(v.workload.warmup);
+  d["duration_us"] = us(v.workload.duration);
+  py::dict params;
+  for (const auto& [k, p] : v.params) {
+    switch (p.type) {
+      case models::ParamValue::Type::kBool: params[k.c_str()] = p.flag; break;
+      case models::ParamValue::Type::kNumber: params[k.c_str()] = p.number; break;
+      case models::ParamValue::Type::kTime: params[k.c_str()] = sim::format_duration(p.time); break;
+    }
+  }
+  d["params"] = params;
+  return d;
+}
+
+py::list expectations(const models::Scenario& sc) {
+  py::list out;
+  auto ref = [](const models::Expectation::PointRef& p) {
+    py::dict d;
+    d["strategy"] = p.strategy;
+    d["variant"] = p.variant;
+    d["cpus"] = p.cpus;
+    return d;
+  };
+  for (const auto& e : sc.expect) {
+    py::dict d;
+    d["figure"] = e.id;
+    d["kind"] = e.kind;
+    d["metric"] = e.metric;
+    d["new"] = ref(e.new_point);
+    d["base"] = e.kind == "value" ? py::object(py::none()) : py::object(ref(e.base_point));
+    d["reported"] = e.reported;
+    d["tolerance"] = e.tolerance;
+    d["fitted"] = e.fitted;
+    d["source"] = e.source;
+    d["line"] = e.mark.line;
+    out.append(d);
+  }
+  return out;
+}
+
+py::dict strategy_info(const models::Scenario& sc, const std::string& name) {
+  const models::Strategy& s = sc.strategy(name);
+  py::dict d;
+  d["name"] = s.name;
+  d["description"] = s.description;
+  d["extends"] = s.extends;
+  py::dict locks;
+  for (const auto& [k, l] : s.locks) {
+    py::dict x;
+    x["kind"] = l.kind;
+    x["scope"] = models::to_string(l.scope);
+    x["line"] = l.mark.line;
+    locks[k.c_str()] = x;
+  }
+  d["locks"] = locks;
+  py::dict lines;
+  for (const auto& [k, l] : s.lines) lines[k.c_str()] = models::to_string(l.scope);
+  d["lines"] = lines;
+  std::vector<std::string> ops;
+  for (const auto& [k, o] : s.ops) ops.push_back(k);
+  d["ops"] = ops;
+  d["hz"] = s.hz;
+  return d;
 }
 
 }  // namespace
 
 PYBIND11_MODULE(_vfssim, m) {
-  m.doc() = "Native core of vfssim: the discrete-event simulator of Linux VFS locking.";
+  m.doc() =
+      "Native core of vfssim: the discrete-event simulator of Linux VFS locking.\n\n"
+      "Use the `vfssim` package (Scenario, Sweep, ...) rather than this module directly.";
   static py::exception<models::ScenarioError> scenario_error(m, "ScenarioError", PyExc_ValueError);
   py::register_exception_translator([](std::exception_ptr p) {
     try {
@@ -52,8 +477,201 @@ PYBIND11_MODULE(_vfssim, m) {
       PyErr_SetObject(type, exc.ptr());
     }
   });
-  m.def("run_json", &run_json, py::arg("path"), py::arg("cpus") = std::vector<int>{}, py::arg("seed") = 1,
-        py::arg("reps") = 1, py::arg("strategies") = std::vector<std::string>{}, py::arg("jobs") = 0u,
-        "Runs a scenario file's sweep; returns the `vfssim run --json` document as text.");
+
+  py::class_<models::Scenario, std::shared_ptr<models::Scenario>>(
+      m, "NativeScenario",
+      "A scenario parsed and validated by the C++ loader (models::Scenario); immutable.\n"
+      "Built by load_scenario_file() or load_scenario_string(); vfssim.Scenario keeps one.")
+      .def_property_readonly("name", [](const models::Scenario& s) { return s.name; })
+      .def_property_readonly("description", [](const models::Scenario& s) { return s.description; })
+      .def_property_readonly("path", [](const models::Scenario& s) { return s.path; },
+                             "the file it came from, or the name given to load_scenario_string")
+      .def_property_readonly("text", [](const models::Scenario& s) { return s.text; }, "the YAML text loaded")
+      .def_property_readonly("hash", [](const models::Scenario& s) { return s.hash; }, "fnv1a64 of the text, hex")
+      .def_property_readonly("machine_name", [](const models::Scenario& s) { return s.machine_name; })
+      .def_property_readonly("machine_cpus", [](const models::Scenario& s) { return machine_cpus(s.machine); })
+      .def_property_readonly("strategies",
+                             [](const models::Scenario& s) {
+                               std::vector<std::string> v;
+                               for (const auto& x : s.strategies) v.push_back(x.name);
+                               return v;
+                             },
+                             "strategy names, in file order")
+      .def_property_readonly("variants",
+                             [](const models::Scenario& s) {
+                               std::vector<std::string> v;
+                               for (const auto& x : s.variants) v.push_back(x.name);
+                               return v;
+                             },
+                             "variant names, 'default' first")
+      .def("variant_info", &variant_info, py::arg("name") = "default",
+           "The resolved variant: machine, CPU count, default CPU list, loop, parameter values.")
+      .def("strategy_info", &strategy_info, py::arg("name"),
+           "The resolved strategy (extends applied): locks {name: {kind, scope}}, lines {name: scope}, op names.")
+      .def("expectations", &expectations, "The expect: figures as parsed by the loader (list of dicts).")
+      .def("__repr__", [](const models::Scenario& s) {
+        return "<NativeScenario '" + s.name + "' from " + s.path + ", hash " + s.hash + ">";
+      });
+
+  py::class_<models::PointResult, std::shared_ptr<models::PointResult>>(
+      m, "NativePoint", "One simulated point's full result (models::PointResult), for find_bottleneck().")
+      .def_property_readonly("strategy", [](const models::PointResult& p) { return p.spec.strategy; })
+      .def_property_readonly("variant", [](const models::PointResult& p) { return p.spec.variant; })
+      .def_property_readonly("cpus", [](const models::PointResult& p) { return p.spec.cpus; })
+      .def_property_readonly("rep", [](const models::PointResult& p) { return p.spec.rep; })
+      .def_property_readonly("ops_per_sec", [](const models::PointResult& p) { return p.ops_per_sec; })
+      .def("__repr__", [](const models::PointResult& p) {
+        return "<NativePoint " + p.spec.strategy + "/" + p.spec.variant + "@" + std::to_string(p.spec.cpus) + " rep " +
+               std::to_string(p.spec.rep) + ">";
+      });
+
+  m.def(
+      "find_bottleneck",
+      [](const std::vector<NativePoint>& points) { return bottleneck_obj(report::find_bottleneck(unwrap(points))); },
+      py::arg("points"),
+      "The bottleneck over the replications of a point (cli/review.h): the lock or line with the most\n"
+      "CPU time synchronizing on it, as {name, kind, share}, or None when nothing synchronizes.");
+  m.def(
+      "next_bottlenecks",
+      [](const ScenarioPtr& sc, const std::vector<std::vector<NativePoint>>& groups, unsigned jobs) {
+        std::vector<std::vector<models::PointResult>> held;
+        for (const auto& g : groups) held.push_back(unwrap(g));
+        std::vector<const std::vector<models::PointResult>*> ptrs;
+        for (const auto& g : held) ptrs.push_back(&g);
+        std::vector<report::WhatIf> what_if;
+        Runner runner{py::none()};
+        runner.run([&] { what_if = report::next_bottlenecks(*sc, ptrs, jobs); });
+        py::list out;
+        for (const auto& w : what_if) {
+          py::dict d;
+          d["bottleneck"] = bottleneck_obj(w.removed);
+          d["next_bottleneck"] = bottleneck_obj(w.next);
+          d["ops_per_sec_without"] = w.removed ? py::object(py::float_(w.ops_per_sec)) : py::object(py::none());
+          out.append(d);
+        }
+        return out;
+      },
+      py::arg("scenario"), py::arg("groups"), py::arg("jobs") = 0u,
+      "For each group (the replications of one point): its bottleneck, the point run again (same seeds)\n"
+      "with it removed (a lock made free, a line private), that run's mean ops/s and its bottleneck\n"
+      "(cli/review.h, as `vfssim run --next-bottleneck`).");
+
+  m.def(
+      "load_scenario_string",
+      [](const std::string& text, const std::string& name, const std::vector<std::string>& machine_dirs) {
+        return std::make_shared<models::Scenario>(models::load_scenario_string(text, name, machine_dirs));
+      },
+      py::arg("text"), py::arg("name") = "<string>", py::arg("machine_dirs") = std::vector<std::string>{},
+      "Parses and validates scenario YAML text; `name` stands for the file in error messages.\n"
+      "Machine presets are looked up in machine_dirs, then beside `name`, $VFSSIM_MACHINES and the source tree.\n"
+      "Raises ScenarioError (file, line, column, problem, expected).");
+  m.def(
+      "load_scenario_file",
+      [](const std::string& path, const std::vector<std::string>& machine_dirs) {
+        return std::make_shared<models::Scenario>(models::load_scenario_file(path, machine_dirs));
+      },
+      py::arg("path"), py::arg("machine_dirs") = std::vector<std::string>{},
+      "Loads and validates a scenario file. Raises ScenarioError.");
+  m.def("find_machine_file", &models::find_machine_file, py::arg("name"), py::arg("dirs") = std::vector<std::string>{},
+        "Path of the machine preset NAME (dirs, $VFSSIM_MACHINES, the source tree's scenarios/machines), or ''.");
+  m.def("lock_kinds", &models::lock_kinds, "The lock kinds a scenario may declare.");
+  m.def("rep_seed", &models::rep_seed, py::arg("seed"), py::arg("rep"),
+        "The seed of replication `rep` of a run seeded `seed`.");
+
+  m.def(
+      "sweep",
+      [](const ScenarioPtr& sc, const std::vector<std::string>& strategies, const std::vector<std::string>& variants,
+         const std::vector<int>& cpus, int reps, std::uint64_t seed, unsigned jobs, py::object progress) {
+        const auto spec = make_spec(strategies, variants, cpus, reps, seed, jobs);
+        const auto curve = sweep_curve(*sc, spec, progress);
+        py::list out;
+        for (const auto& cp : curve) out.append(curve_dict(cp));
+        return out;
+      },
+      py::arg("scenario"), py::arg("strategies") = std::vector<std::string>{},
+      py::arg("variants") = std::vector<std::string>{}, py::arg("cpus") = std::vector<int>{}, py::arg("reps") = 1,
+      py::arg("seed") = 1, py::arg("jobs") = 0u, py::arg("progress") = py::none(),
+      "Runs every (strategy, variant, cpus, rep) point on `jobs` workers (0: all cores) with the GIL released.\n"
+      "Returns one dict per curve point (strategy, variant, cpus order) with its replications' full results.\n"
+      "progress(done, total, info) is called on this thread once per finished point; an exception in it\n"
+      "(or Ctrl-C) cancels the sweep and is raised once the workers have stopped.");
+  m.def(
+      "run_point",
+      [](const ScenarioPtr& sc, const std::string& strategy, int cpus, const std::string& variant, std::uint64_t seed,
+         int rep, const std::vector<std::string>& free_locks, const std::vector<std::string>& private_lines) {
+        const auto results = run_points(*sc, {PointTuple{strategy, variant, cpus, rep, free_locks, private_lines}},
+                                        seed, 1, py::none());
+        return point_dict(results.front());
+      },
+      py::arg("scenario"), py::arg("strategy"), py::arg("cpus"), py::arg("variant") = "default", py::arg("seed") = 1,
+      py::arg("rep") = 0, py::arg("free_locks") = std::vector<std::string>{},
+      py::arg("private_lines") = std::vector<std::string>{},
+      "Runs one point (replication `rep` of a run seeded `seed`: the same numbers as that point of a sweep)\n"
+      "with the GIL released. free_locks become free (no cost, no exclusion), private_lines private per task.");
+  m.def(
+      "run_points",
+      [](const ScenarioPtr& sc, const std::vector<PointTuple>& points, std::uint64_t seed, unsigned jobs,
+         py::object progress) {
+        const auto results = run_points(*sc, points, seed, jobs, progress);
+        py::list out;
+        for (const auto& r : results) out.append(point_dict(r));
+        return out;
+      },
+      py::arg("scenario"), py::arg("points"), py::arg("seed") = 1, py::arg("jobs") = 0u,
+      py::arg("progress") = py::none(),
+      "Runs independent points [(strategy, variant, cpus, rep, free_locks, private_lines), ...] on `jobs`\n"
+      "workers (0: all cores), each seeded as replication `rep` of a sweep seeded `seed`; returns their\n"
+      "results in order. Progress and cancellation as in sweep().");
+  m.def(
+      "document",
+      [](const ScenarioPtr& sc, const std::vector<int>& cpus, std::uint64_t seed, int reps,
+         const std::vector<std::string>& strategies, unsigned jobs, const std::vector<std::string>& variants,
+         py::object progress) {
+        const auto spec = make_spec(strategies, variants, cpus, reps, seed, jobs);
+        const auto curve = sweep_curve(*sc, spec, progress);
+        return document_json(*sc, spec, curve);
+      },
+      py::arg("scenario"), py::arg("cpus") = std::vector<int>{}, py::arg("seed") = 1, py::arg("reps") = 1,
+      py::arg("strategies") = std::vector<std::string>{}, py::arg("jobs") = 0u,
+      py::arg("variants") = std::vector<std::string>{}, py::arg("progress") = py::none(),
+      "Runs a sweep; returns the `vfssim run --json` document as text.");
+  m.def(
+      "run_json",
+      [](const std::string& path, const std::vector<int>& cpus, std::uint64_t seed, int reps,
+         const std::vector<std::string>& strategies, unsigned jobs, const std::vector<std::string>& variants) {
+        const models::Scenario sc = models::load_scenario_file(path);
+        const auto spec = make_spec(strategies, variants, cpus, reps, seed, jobs);
+        const auto curve = sweep_curve(sc, spec, py::none());
+        return document_json(sc, spec, curve);
+      },
+      py::arg("path"), py::arg("cpus") = std::vector<int>{}, py::arg("seed") = 1, py::arg("reps") = 1,
+      py::arg("strategies") = std::vector<std::string>{}, py::arg("jobs") = 0u,
+      py::arg("variants") = std::vector<std::string>{},
+      "Runs a scenario file's sweep; returns the `vfssim run --json` document as text.");
+
+  m.def(
+      "fit_usl",
+      [](const std::vector<double>& cpus, const std::vector<double>& rates) {
+        const models::UslFit f = models::fit_usl(samples(cpus, rates));
+        py::dict d;
+        d["sigma"] = f.sigma;
+        d["kappa"] = f.kappa;
+        d["lambda"] = f.lambda;
+        d["peak_cpus"] = f.peak_cpus();
+        return d;
+      },
+      py::arg("cpus"), py::arg("throughput"),
+      "USL fit (models/experiment/fits.h): {sigma, kappa, lambda, peak_cpus}; sigma, kappa >= 0.");
+  m.def(
+      "fit_amdahl",
+      [](const std::vector<double>& cpus, const std::vector<double>& rates) {
+        const models::AmdahlFit f = models::fit_amdahl(samples(cpus, rates));
+        py::dict d;
+        d["sigma"] = f.sigma;
+        d["lambda"] = f.lambda;
+        return d;
+      },
+      py::arg("cpus"), py::arg("throughput"), "Amdahl fit (models/experiment/fits.h): {sigma, lambda}; sigma >= 0.");
+
   m.attr("__version__") = VFSSIM_VERSION;
 }
