@@ -37,6 +37,20 @@ struct LockStats {
     wait_total += w;
     ++contentions;
   }
+  // An acquisition without waiting; the lock word was last owned by `prev`.
+  void record_uncontended(int prev, int cpu) {
+    ++acquisitions;
+    if (prev >= 0 && prev != cpu) ++acq_bounces;
+  }
+  // An acquisition handed over by `from` to `to` after waiting `wait`.
+  void record_handoff(int from, int to, Duration wait) {
+    ++acquisitions;
+    record_wait(wait);
+    if (to != from) {
+      ++acq_bounces;
+      ++con_bounces;
+    }
+  }
   void record_hold(Duration h) {
     if (holds == 0 || h < hold_min) hold_min = h;
     if (h > hold_max) hold_max = h;

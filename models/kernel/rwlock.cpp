@@ -30,8 +30,7 @@ bool RwLock::acquire(int cpu, Time now, LockMode mode, Time& granted_at) {
       granted_at = line_.rmw(*topo_, cpu, now);
       ++readers_;
       read_start_[cpu] = granted_at;
-      ++stats_.acquisitions;
-      if (prev >= 0 && prev != cpu) ++stats_.acq_bounces;
+      stats_.record_uncontended(prev, cpu);
       return true;
     }
   } else if (writer_ < 0 && readers_ == 0 && !queued) {
@@ -39,8 +38,7 @@ bool RwLock::acquire(int cpu, Time now, LockMode mode, Time& granted_at) {
     granted_at = line_.rmw(*topo_, cpu, now);
     writer_ = cpu;
     write_start_ = granted_at;
-    ++stats_.acquisitions;
-    if (prev >= 0 && prev != cpu) ++stats_.acq_bounces;
+    stats_.record_uncontended(prev, cpu);
     return true;
   }
   queue_.push_back({cpu, mode, now});
@@ -74,9 +72,7 @@ void RwLock::grant_waiters(int releaser, Time now, std::vector<Grant>& woken) {
     line_.move_to(w.cpu, at);
     writer_ = w.cpu;
     write_start_ = at;
-    ++stats_.acquisitions;
-    stats_.record_wait(at - w.since);
-    if (w.cpu != releaser) ++stats_.con_bounces, ++stats_.acq_bounces;
+    stats_.record_handoff(releaser, w.cpu, at - w.since);
     woken.push_back({w.cpu, at, false, slept});
   } else {
     while (head_ < queue_.size() && queue_[head_].mode == LockMode::kShared) {
@@ -85,9 +81,7 @@ void RwLock::grant_waiters(int releaser, Time now, std::vector<Grant>& woken) {
       const Time at = line_.rmw(*topo_, w.cpu, now + handoff(releaser, w.cpu));
       ++readers_;
       read_start_[w.cpu] = at;
-      ++stats_.acquisitions;
-      stats_.record_wait(at - w.since);
-      if (w.cpu != releaser) ++stats_.con_bounces, ++stats_.acq_bounces;
+      stats_.record_handoff(releaser, w.cpu, at - w.since);
       woken.push_back({w.cpu, at, false, slept});
     }
   }

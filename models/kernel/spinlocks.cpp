@@ -29,8 +29,7 @@ bool FifoSpinlock::acquire(int cpu, Time now, LockMode, Time& granted_at) {
     granted_at = line_.rmw(*topo_, cpu, now);
     holder_ = cpu;
     hold_start_ = granted_at;
-    ++stats_.acquisitions;
-    if (prev >= 0 && prev != cpu) ++stats_.acq_bounces;
+    stats_.record_uncontended(prev, cpu);
     return true;
   }
   waiters_.push({cpu, now});
@@ -52,12 +51,7 @@ Time FifoSpinlock::release(int cpu, Time now, LockMode, std::vector<Grant>& woke
   line_.move_to(next.cpu, at);
   holder_ = next.cpu;
   hold_start_ = at;
-  ++stats_.acquisitions;
-  stats_.record_wait(at - next.since);
-  if (next.cpu != cpu) {
-    ++stats_.acq_bounces;
-    ++stats_.con_bounces;
-  }
+  stats_.record_handoff(cpu, next.cpu, at - next.since);
   woken.push_back({next.cpu, at});
   return now;
 }
