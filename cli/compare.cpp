@@ -9,6 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "cli/options.h"
 #include "cli/report.h"
 #include "cli/review.h"
 #include "models/experiment/experiment.h"
@@ -122,21 +123,9 @@ int cmd_compare(const std::vector<std::string>& args) {
     ("seed", po::value(&seed)->default_value(1), "run seed")
     ("jobs,j", po::value(&jobs)->default_value(0), "worker threads (default: all cores)")
     ("json", "print one JSON document on stdout instead of the table");
-  po::options_description hidden;
   std::string file;
-  hidden.add_options()("file", po::value(&file));
-  po::options_description all;
-  all.add(opts).add(hidden);
-  po::positional_options_description pos;
-  pos.add("file", 1);
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << opts;
-    return 0;
-  }
-  if (file.empty()) throw po::error("compare needs a scenario FILE");
+  if (!report::parse_file_command(args, opts, "compare", file, vm)) return 0;
   if (base.empty() || neu.empty()) throw po::error("compare needs --base STRATEGY and --new STRATEGY");
   if (reps < 1) throw po::error("--reps must be at least 1");
 

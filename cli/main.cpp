@@ -18,6 +18,7 @@
 #include "cli/bench.h"
 #include "cli/compare.h"
 #include "cli/fits.h"
+#include "cli/options.h"
 #include "cli/plot.h"
 #include "cli/report.h"
 #include "cli/review.h"
@@ -88,21 +89,9 @@ int cmd_run(const std::vector<std::string>& args) {
     ("quiet,q", "no progress on stderr");
   report::DurableOptions durable;  // --max-events, --max-wall, --resume (cli/run_durable.h)
   report::add_durable_options(opts, durable);
-  po::options_description hidden;
   std::string file;
-  hidden.add_options()("file", po::value(&file));
-  po::options_description all;
-  all.add(opts).add(hidden);
-  po::positional_options_description pos;
-  pos.add("file", 1);
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << opts;
-    return 0;
-  }
-  if (file.empty()) throw po::error("run needs a scenario FILE");
+  if (!report::parse_file_command(args, opts, "run", file, vm)) return 0;
   if (reps < 1) throw po::error("--reps must be at least 1");
 
   const models::Scenario sc = models::load_scenario_file(file);
