@@ -463,6 +463,23 @@ std::vector<Step> parse_steps(const Reader& r, const YAML::Node& n, const std::s
   return out;
 }
 
+// A mapping of NAME: {scope: S} declarations (lines, seqcounts).
+template <class Decl>
+void parse_scoped(const Reader& r, const YAML::Node& n, const std::string& kind, const std::string& strategy,
+                  std::map<std::string, Decl>& out) {
+  r.expect_map(n, kind + "s of strategy '" + strategy + "'");
+  for (const auto& kv : n) {
+    Decl d;
+    d.name = r.name(kv.first, kind + " name");
+    d.mark = r.mark(kv.first);
+    const std::string what = kind + " '" + d.name + "'";
+    r.expect_map(kv.second, what);
+    r.only_keys(kv.second, what, {"scope"});
+    d.scope = parse_scope(r, r.require(kv.second, "scope", what));
+    out[d.name] = d;
+  }
+}
+
 Strategy parse_strategy(const Reader& r, const std::string& name, const YAML::Node& n) {
   Strategy s;
   s.name = name;
@@ -499,19 +516,7 @@ Strategy parse_strategy(const Reader& r, const std::string& name, const YAML::No
     r.only_keys(kernel, "kernel of strategy '" + name + "'", {"hz"});
     s.hz = static_cast<int>(r.integer(r.require(kernel, "hz", "kernel"), "hz", 10, 100000));
   }
-  if (const auto seqs = n["seqcounts"]) {
-    r.expect_map(seqs, "seqcounts of strategy '" + name + "'");
-    for (const auto& kv : seqs) {
-      SeqDecl d;
-      d.name = r.name(kv.first, "seqcount name");
-      d.mark = r.mark(kv.first);
-      const std::string what = "seqcount '" + d.name + "'";
-      r.expect_map(kv.second, what);
-      r.only_keys(kv.second, what, {"scope"});
-      d.scope = parse_scope(r, r.require(kv.second, "scope", what));
-      s.seqcounts[d.name] = d;
-    }
-  }
+  if (const auto seqs = n["seqcounts"]) parse_scoped(r, seqs, "seqcount", name, s.seqcounts);
   if (n["description"]) s.description = r.scalar(n["description"], "description");
   if (n["extends"]) s.extends = r.name(n["extends"], "extends");
   if (const auto locks = n["locks"]) {
@@ -553,19 +558,7 @@ Strategy parse_strategy(const Reader& r, const std::string& name, const YAML::No
       s.locks[d.name] = d;
     }
   }
-  if (const auto lines = n["lines"]) {
-    r.expect_map(lines, "lines of strategy '" + name + "'");
-    for (const auto& kv : lines) {
-      LineDecl d;
-      d.name = r.name(kv.first, "line name");
-      d.mark = r.mark(kv.first);
-      const std::string what = "line '" + d.name + "'";
-      r.expect_map(kv.second, what);
-      r.only_keys(kv.second, what, {"scope"});
-      d.scope = parse_scope(r, r.require(kv.second, "scope", what));
-      s.lines[d.name] = d;
-    }
-  }
+  if (const auto lines = n["lines"]) parse_scoped(r, lines, "line", name, s.lines);
   if (const auto ops = n["ops"]) {
     r.expect_map(ops, "ops of strategy '" + name + "'");
     for (const auto& kv : ops) {
