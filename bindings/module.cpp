@@ -423,6 +423,7 @@ py::list expectations(const models::Scenario& sc) {
     d["base"] = e.kind == "value" ? py::object(py::none()) : py::object(ref(e.base_point));
     d["reported"] = e.reported;
     d["tolerance"] = e.tolerance;
+    d["bound"] = e.bound;
     d["fitted"] = e.fitted;
     d["source"] = e.source;
     d["line"] = e.mark.line;

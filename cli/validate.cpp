@@ -208,8 +208,10 @@ int cmd_validate(const std::vector<std::string>& args) {
       else if (std::abs(e.reported - 1) > kNoDirection)
         f.direction_ok = false;
     }
-    f.error = e.reported != 0 ? std::abs(f.predicted - e.reported) / std::abs(e.reported)
-                              : std::abs(f.predicted - e.reported);
+    // A bound is met anywhere on its side; past it, the shortfall is the error.
+    double miss = f.predicted - e.reported;
+    if ((e.bound == "at_least" && miss > 0) || (e.bound == "at_most" && miss < 0)) miss = 0;
+    f.error = e.reported != 0 ? std::abs(miss) / std::abs(e.reported) : std::abs(miss);
     if (!std::isfinite(f.error)) f.error = std::numeric_limits<double>::infinity();
     f.within = f.error <= e.tolerance;
     if (e.fitted) continue;
@@ -273,6 +275,7 @@ int cmd_validate(const std::vector<std::string>& args) {
                           {"direction_ok", f.direction_ok ? json(*f.direction_ok) : json(nullptr)},
                           {"error", std::isfinite(f.error) ? json(f.error) : json(nullptr)},
                           {"tolerance", e.tolerance},
+                          {"bound", e.bound},
                           {"kind", e.kind},
                           {"source", e.source}});
     }
@@ -304,7 +307,9 @@ int cmd_validate(const std::vector<std::string>& args) {
       const char* dir = !f.direction_ok ? "-" : (*f.direction_ok ? "right" : "WRONG");
       const char* in = f.within ? "yes" : (e.fitted ? "no" : "NO");
       std::snprintf(line, sizeof line, "  %-*s  %-6s %11s %11s %8s %9s  %-6s  %-6s  %s\n", static_cast<int>(width),
-                    e.id.c_str(), e.kind.c_str(), format_figure_value(e, e.reported).c_str(),
+                    e.id.c_str(), e.kind.c_str(),
+                    ((e.bound == "at_least" ? ">=" : e.bound == "at_most" ? "<=" : "") +
+                     format_figure_value(e, e.reported)).c_str(),
                     format_figure_value(e, f.predicted).c_str(), err, tol, yes_no(e.fitted), in, dir);
       std::cout << line;
     }

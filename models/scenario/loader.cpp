@@ -862,7 +862,7 @@ std::vector<Expectation> parse_expect(const Reader& r, const YAML::Node& n, cons
   for (const auto& e : n) {
     r.expect_map(e, "an expected figure");
     r.only_keys(e, "an expected figure",
-                {"figure", "ratio", "change", "value", "metric", "reported", "tolerance", "fitted", "source"});
+                {"figure", "ratio", "change", "value", "metric", "reported", "bound", "tolerance", "fitted", "source"});
     Expectation x;
     x.mark = r.mark(e);
     x.id = r.name(r.require(e, "figure", "an expected figure"), "figure id");
@@ -892,6 +892,11 @@ std::vector<Expectation> parse_expect(const Reader& r, const YAML::Node& n, cons
     }
     x.reported = parse_fraction(r, r.require(e, "reported", "figure '" + x.id + "'"), "reported");
     if (x.kind == "change") x.reported += 1.0;  // scored as the ratio new/base
+    if (e["bound"]) {
+      x.bound = r.scalar(e["bound"], "bound");
+      if (x.bound != "about" && x.bound != "at_least" && x.bound != "at_most")
+        r.fail(e["bound"], "unknown bound '" + x.bound + "'", "about, at_least or at_most");
+    }
     x.tolerance = parse_fraction(r, r.require(e, "tolerance", "figure '" + x.id + "'"), "tolerance");
     if (x.tolerance <= 0) r.fail(e["tolerance"], "tolerance must be positive", "a tolerance such as 25%");
     if (e["fitted"]) x.fitted = r.boolean(e["fitted"], "fitted");

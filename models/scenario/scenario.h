@@ -217,6 +217,10 @@ struct Expectation {
   } new_point, base_point;
   double reported = 0;
   double tolerance = 0;    // relative error allowed (0.25 = 25%); a change is scored as the ratio 1 + change
+  // What the thread gave: a value ("about", "550-570 us"), or only a bound
+  // (">40% of the time"): "at_least" / "at_most" count as met anywhere on
+  // their side and score the shortfall past the bound as the error.
+  std::string bound = "about";
   bool fitted = false;     // used to set a constant: shown, not scored
   std::string source;      // seed file and quoted line
   SourceMark mark;

@@ -126,6 +126,20 @@ expect:
     reported: 1.0
     tolerance: 2%
     source: 'test: all the time is the compute step'
+  - figure: share-at-least
+    value: {point: free@2}
+    metric: 'share:iter'
+    reported: 40%
+    bound: at_least
+    tolerance: 1%
+    source: 'test: a bound (">40%") is met anywhere above it'
+  - figure: latency-at-most
+    value: {point: free@1}
+    metric: us_per_op
+    reported: 5
+    bound: at_most
+    tolerance: 1%
+    source: 'test: a bound ("under 5 us") is met anywhere below it'
   - figure: locked-throughput
     value: {point: locked@1}
     reported: 990000
@@ -144,6 +158,13 @@ WRONG_FIGURE = """\
     reported: 0.5
     tolerance: 10%
     source: 'test: must fail'
+  - figure: bound-missed
+    value: {point: free@1}
+    metric: us_per_op
+    reported: 2
+    bound: at_least
+    tolerance: 10%
+    source: 'test: 1 us against ">= 2 us" is 50% short'
 """
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -163,9 +184,9 @@ with tempfile.TemporaryDirectory() as tmp:
     doc = json.loads(vj.stdout)
     check(set(doc) == {"figures", "summary"}, "validate --json has figures and summary")
     figs = {f["figure"]: f for f in doc["figures"]}
-    check(len(figs) == 5, "five figures")
+    check(len(figs) == 7, "seven figures")
     keys = {"scenario", "figure", "reported", "predicted", "fitted", "within_tolerance", "direction_ok", "error",
-            "tolerance", "kind", "source"}
+            "tolerance", "bound", "kind", "source"}
     check(all(set(f) == keys for f in doc["figures"]), "every figure has exactly the documented keys")
     r2 = figs["two-cpus-double"]
     check(abs(r2["predicted"] - 2.0) < 0.02 and r2["within_tolerance"] and r2["direction_ok"] is True
@@ -173,17 +194,21 @@ with tempfile.TemporaryDirectory() as tmp:
     check(abs(figs["one-cpu-latency"]["predicted"] - 1.0) < 0.01, "us_per_op of a 1 us loop is 1.0")
     check(abs(figs["compute-share"]["predicted"] - 1.0) < 0.02, "share:iter of a compute-only loop is 1.0")
     check(figs["one-cpu-latency"]["direction_ok"] is None, "value figures have no direction")
+    check(figs["share-at-least"]["bound"] == "at_least" and figs["share-at-least"]["error"] == 0
+          and figs["share-at-least"]["within_tolerance"], "an at_least bound is met above it, error 0")
+    check(figs["latency-at-most"]["error"] == 0 and figs["latency-at-most"]["within_tolerance"]
+          and figs["one-cpu-latency"]["bound"] == "about", "an at_most bound is met below it; default bound about")
     off = figs["fitted-off"]
     check(off["fitted"] and not off["within_tolerance"], "a fitted figure outside tolerance is shown")
     s = doc["summary"]
-    check(s["scenarios"] == 1 and s["figures"] == 5 and s["predictions"] == 4
-          and s["predictions_within_tolerance"] == 4 and s["fraction_within"] == 1.0
+    check(s["scenarios"] == 1 and s["figures"] == 7 and s["predictions"] == 6
+          and s["predictions_within_tolerance"] == 6 and s["fraction_within"] == 1.0
           and s["directions_right"] == 1 and s["directions_total"] == 1 and s["wall_seconds"] >= 0,
           "validate summary counts: " + json.dumps(s))
     con = sqlite3.connect(vdb)
     check(con.execute("select count(*) from validations").fetchone()[0] == 1, "validate stores a validations row")
-    check(con.execute("select count(*) from validation_figures").fetchone()[0] == 5, "validate stores its figures")
-    check(json.loads(con.execute("select summary_json from validations").fetchone()[0])["figures"] == 5,
+    check(con.execute("select count(*) from validation_figures").fetchone()[0] == 7, "validate stores its figures")
+    check(json.loads(con.execute("select summary_json from validations").fetchone()[0])["figures"] == 7,
           "stored summary_json is the summary")
     con.close()
 
@@ -199,6 +224,9 @@ with tempfile.TemporaryDirectory() as tmp:
     wrong = [f for f in docb["figures"] if f["figure"] == "wrong-direction"]
     check(len(wrong) == 1 and wrong[0]["direction_ok"] is False and not wrong[0]["within_tolerance"],
           "the failing figure is marked: wrong direction, outside tolerance")
+    short = [f for f in docb["figures"] if f["figure"] == "bound-missed"]
+    check(len(short) == 1 and abs(short[0]["error"] - 0.5) < 0.01 and not short[0]["within_tolerance"],
+          "a missed at_least bound scores the shortfall past it (1 us vs >= 2 us: 50%)")
     check(docb["summary"]["scenarios"] == 2 and [f["scenario"] for f in docb["figures"]][0] == "review-test",
           "a directory's scenarios are validated in name order")
     broken = os.path.join(tmp, "broken.yaml")

@@ -43,7 +43,7 @@ def normalize_figure(fig):
     """An expected figure as vfssim.Scenario.expect gives it, from either that
     form or the raw `expect:` entry of a scenario file (dict)."""
     if "kind" in fig and isinstance(fig.get("new"), dict):
-        return fig
+        return {"bound": "about", **fig}
     out = {"figure": fig.get("figure", ""), "metric": fig.get("metric", "ops_per_sec"),
            "fitted": bool(fig.get("fitted", False)), "source": fig.get("source", "")}
     for kind in ("value", "ratio", "change"):
@@ -63,6 +63,7 @@ def normalize_figure(fig):
     reported = _number(fig.get("reported", math.nan))
     out["reported"] = 1 + reported if out["kind"] == "change" else reported
     out["tolerance"] = _number(fig.get("tolerance", 0.25))
+    out["bound"] = fig.get("bound", "about")
     return out
 
 

@@ -567,7 +567,7 @@ class Scenario:
     def score(self, seed=1, reps=1, jobs=0, progress=False, figures=None):
         """Scores the expected figures (expect:) against the model, as `vfssim validate` does:
         vfssim.score.score(self, ...). Returns a DataFrame, one row per figure: figure, kind,
-        metric, new, base, reported, predicted, error, tolerance, within, direction_ok, fitted,
+        metric, new, base, reported, bound, predicted, error, tolerance, within, direction_ok, fitted,
         source (see vfssim.score.score)."""
         from .score import score
 

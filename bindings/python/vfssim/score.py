@@ -7,7 +7,9 @@
 A figure is a `value` (a point's ops_per_sec, us_per_op or share:CHAIN-PREFIX
 of the profile), a `ratio` new/base of two points' metric, or a `change`
 (new/base - 1, scored as the ratio 1 + change). error = |predicted - reported|
-/ |reported|; a figure is within when error <= tolerance. A ratio or change
+/ |reported|; a figure is within when error <= tolerance. A figure the thread
+gives only as a bound (bound: at_least / at_most, e.g. ">40%") has error 0
+anywhere on its side of the bound. A ratio or change
 that claims a direction (reported more than 2% away from 1) also scores
 whether the model moves the same way. Fitted figures set a constant of the
 scenario: shown, not predictions.
@@ -65,7 +67,10 @@ def score(scenario, seed=1, reps=1, jobs=0, progress=False, figures=None):
                 direction = bool(math.isfinite(predicted) and predicted != 1
                                  and (predicted > 1) == (f["reported"] > 1))
         reported = f["reported"]
-        error = abs(predicted - reported) / abs(reported) if reported else abs(predicted - reported)
+        miss = predicted - reported
+        if (f["bound"] == "at_least" and miss > 0) or (f["bound"] == "at_most" and miss < 0):
+            miss = 0.0
+        error = abs(miss) / abs(reported) if reported else abs(miss)
         if not math.isfinite(error):
             error = math.inf
         ref = f["base"]
@@ -73,13 +78,13 @@ def score(scenario, seed=1, reps=1, jobs=0, progress=False, figures=None):
             "figure": f["figure"], "kind": f["kind"], "metric": f["metric"],
             "new": point_name(f["new"]["strategy"], f["new"]["variant"], f["new"]["cpus"]),
             "base": point_name(ref["strategy"], ref["variant"], ref["cpus"]) if ref else None,
-            "reported": reported, "predicted": predicted, "error": error, "tolerance": f["tolerance"],
+            "reported": reported, "bound": f["bound"], "predicted": predicted, "error": error, "tolerance": f["tolerance"],
             "within": bool(error <= f["tolerance"]), "direction_ok": direction, "fitted": f["fitted"],
             "source": f["source"],
             "reported_change": reported - 1 if f["kind"] == "change" else None,
             "predicted_change": predicted - 1 if f["kind"] == "change" else None,
         })
-    return pd.DataFrame(rows, columns=["figure", "kind", "metric", "new", "base", "reported", "predicted", "error",
+    return pd.DataFrame(rows, columns=["figure", "kind", "metric", "new", "base", "reported", "bound", "predicted", "error",
                                        "tolerance", "within", "direction_ok", "fitted", "source",
                                        "reported_change", "predicted_change"])
 
@@ -103,7 +108,7 @@ def format_value(kind, metric, v):
 
 
 def _line(row):
-    rep = format_value(row["kind"], row["metric"], row["reported"])
+    rep = {"at_least": ">=", "at_most": "<="}.get(row.get("bound"), "") + format_value(row["kind"], row["metric"], row["reported"])
     pred = format_value(row["kind"], row["metric"], row["predicted"])
     err = "n/a" if not math.isfinite(row["error"]) else f"{100 * row['error']:.0f}%"
     what = f"`{row['new']}`" + (f" vs `{row['base']}`" if row["base"] else "")
