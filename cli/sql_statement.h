@@ -64,4 +64,11 @@ class Sql {
   sqlite3_stmt* st_ = nullptr;
 };
 
+// The five key columns every per-replication table of the results store
+// starts with: run_id, strategy, variant, cpus, rep.
+inline void bind_key(Sql& s, std::int64_t run_id, const models::CurvePoint& cp, int rep) {
+  s.bind(1, run_id).bind(2, cp.strategy).bind(3, cp.variant).bind(4, static_cast<std::int64_t>(cp.cpus));
+  s.bind(5, static_cast<std::int64_t>(rep));
+}
+
 }  // namespace vfssim::report

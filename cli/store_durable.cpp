@@ -18,12 +18,6 @@ models::Scope scope_of(const std::string& s) {
   throw StoreError("unknown scope '" + s + "' in the results database");
 }
 
-// The five key columns every per-replication table starts with.
-void bind_key(Sql& s, std::int64_t run_id, const models::CurvePoint& cp, int rep) {
-  s.bind(1, run_id).bind(2, cp.strategy).bind(3, cp.variant).bind(4, static_cast<std::int64_t>(cp.cpus));
-  s.bind(5, static_cast<std::int64_t>(rep));
-}
-
 }  // namespace
 
 void Store::add_point_details(std::int64_t run_id, const models::CurvePoint& cp) {
@@ -115,137 +109,107 @@ std::vector<models::CurvePoint> Store::load_curve(std::int64_t run_id) {
       curve.push_back(std::move(cp));
     }
   }
-  // The replication a row of a per-replication table belongs to.
-  auto rep_of = [&](Sql& q) -> models::PointResult* {
-    auto it = index.find({q.text(0), q.text(1), static_cast<int>(q.i64(2))});
-    if (it == index.end()) return nullptr;
-    auto& reps = curve[it->second].reps;
-    const auto rep = static_cast<std::size_t>(q.i64(3));
-    if (rep >= reps.size()) reps.resize(rep + 1);
-    return &reps[rep];
+  // Each row of a per-replication table (its first columns strategy,
+  // variant, cpus, rep), handed over with the replication it belongs to;
+  // rows of points not in the curve are skipped.
+  auto each_rep_row = [&](const char* select, const auto& read) {
+    Sql q(db_, select);
+    q.bind(1, run_id);
+    while (q.step()) {
+      auto it = index.find({q.text(0), q.text(1), static_cast<int>(q.i64(2))});
+      if (it == index.end()) continue;
+      auto& reps = curve[it->second].reps;
+      const auto rep = static_cast<std::size_t>(q.i64(3));
+      if (rep >= reps.size()) reps.resize(rep + 1);
+      read(q, reps[rep]);
+    }
   };
-  {
-    Sql q(db_,
-          "SELECT strategy, variant, cpus, rep, seed, ops_per_sec, ops, events, window_seconds, stop, wall_seconds, "
-          "window_events, cpu_time_ps FROM points WHERE run_id=? ORDER BY rowid");
-    q.bind(1, run_id);
-    while (q.step()) {
-      models::PointResult* r = rep_of(q);
-      if (!r) continue;
-      r->spec.strategy = q.text(0);
-      r->spec.variant = q.text(1);
-      r->spec.cpus = static_cast<int>(q.i64(2));
-      r->spec.rep = static_cast<int>(q.i64(3));
-      r->spec.seed = q.u64(4);
-      r->ops_per_sec = q.f64(5);
-      r->ops = q.u64(6);
-      r->events = q.u64(7);
-      r->window_seconds = q.f64(8);
-      r->stop = q.text(9);
-      r->wall_seconds = q.f64(10);
-      r->window_events = q.u64(11);
-      r->cpu_time = models::Duration{q.i64(12)};
-    }
-  }
-  {
-    Sql q(db_,
-          "SELECT strategy, variant, cpus, rep, lock, kind, scope, instances, con_bounces, contentions, "
-          "waittime_min_ps, waittime_max_ps, waittime_total_ps, acq_bounces, acquisitions, holdtime_min_ps, "
-          "holdtime_max_ps, holdtime_total_ps, holds FROM lock_stats WHERE run_id=? ORDER BY rowid");
-    q.bind(1, run_id);
-    while (q.step()) {
-      models::PointResult* r = rep_of(q);
-      if (!r) continue;
-      models::LockReport l;
-      l.name = q.text(4);
-      l.kind = q.text(5);
-      l.scope = scope_of(q.text(6));
-      l.instances = static_cast<int>(q.i64(7));
-      auto& s = l.stats;
-      s.con_bounces = q.u64(8);
-      s.contentions = q.u64(9);
-      s.wait_min = models::Duration{q.i64(10)};
-      s.wait_max = models::Duration{q.i64(11)};
-      s.wait_total = models::Duration{q.i64(12)};
-      s.acq_bounces = q.u64(13);
-      s.acquisitions = q.u64(14);
-      s.hold_min = models::Duration{q.i64(15)};
-      s.hold_max = models::Duration{q.i64(16)};
-      s.hold_total = models::Duration{q.i64(17)};
-      s.holds = q.u64(18);
-      r->locks.push_back(std::move(l));
-    }
-  }
-  {
-    Sql q(db_,
-          "SELECT strategy, variant, cpus, rep, symbol, chain, detail, time_ps, object_kind, synchronizing "
-          "FROM profile WHERE run_id=? ORDER BY rowid");
-    q.bind(1, run_id);
-    while (q.step()) {
-      models::PointResult* r = rep_of(q);
-      if (!r) continue;
-      models::ProfileEntry e;
-      e.symbol = q.text(4);
-      e.chain = q.text(5);
-      e.detail = q.text(6);
-      e.time = models::Duration{q.i64(7)};
-      e.object_kind = q.text(8);
-      e.synchronizing = q.i64(9) != 0;
-      r->profile.push_back(std::move(e));
-    }
-  }
-  {
-    Sql q(db_,
-          "SELECT strategy, variant, cpus, rep, line, scope, instances, loads, rmws, bounces, queue_wait_ps "
-          "FROM line_stats WHERE run_id=? ORDER BY rowid");
-    q.bind(1, run_id);
-    while (q.step()) {
-      models::PointResult* r = rep_of(q);
-      if (!r) continue;
-      models::LineReport l;
-      l.name = q.text(4);
-      l.scope = scope_of(q.text(5));
-      l.instances = static_cast<int>(q.i64(6));
-      l.stats.loads = q.u64(7);
-      l.stats.rmws = q.u64(8);
-      l.stats.bounces = q.u64(9);
-      l.stats.queue_wait = models::Duration{q.i64(10)};
-      r->lines.push_back(std::move(l));
-    }
-  }
-  {
-    Sql q(db_,
-          "SELECT strategy, variant, cpus, rep, seqcount, instances, reads, retries, writes, begin_waits "
-          "FROM seqcount_stats WHERE run_id=? ORDER BY rowid");
-    q.bind(1, run_id);
-    while (q.step()) {
-      models::PointResult* r = rep_of(q);
-      if (!r) continue;
-      models::SeqReport s;
-      s.name = q.text(4);
-      s.instances = static_cast<int>(q.i64(5));
-      s.stats.reads = q.u64(6);
-      s.stats.retries = q.u64(7);
-      s.stats.writes = q.u64(8);
-      s.stats.begin_waits = q.u64(9);
-      r->seqcounts.push_back(std::move(s));
-    }
-  }
-  {
-    Sql q(db_,
-          "SELECT strategy, variant, cpus, rep, grace_periods, synchronize_calls, callbacks_queued, "
-          "callbacks_invoked, gp_total_ps FROM rcu_stats WHERE run_id=? ORDER BY rowid");
-    q.bind(1, run_id);
-    while (q.step()) {
-      models::PointResult* r = rep_of(q);
-      if (!r) continue;
-      r->rcu.grace_periods = q.u64(4);
-      r->rcu.synchronize_calls = q.u64(5);
-      r->rcu.callbacks_queued = q.u64(6);
-      r->rcu.callbacks_invoked = q.u64(7);
-      r->rcu.gp_total = models::Duration{q.i64(8)};
-    }
-  }
+  each_rep_row("SELECT strategy, variant, cpus, rep, seed, ops_per_sec, ops, events, window_seconds, stop, wall_seconds, "
+               "window_events, cpu_time_ps FROM points WHERE run_id=? ORDER BY rowid",
+               [&](Sql& q, models::PointResult& r) {
+                 r.spec.strategy = q.text(0);
+                 r.spec.variant = q.text(1);
+                 r.spec.cpus = static_cast<int>(q.i64(2));
+                 r.spec.rep = static_cast<int>(q.i64(3));
+                 r.spec.seed = q.u64(4);
+                 r.ops_per_sec = q.f64(5);
+                 r.ops = q.u64(6);
+                 r.events = q.u64(7);
+                 r.window_seconds = q.f64(8);
+                 r.stop = q.text(9);
+                 r.wall_seconds = q.f64(10);
+                 r.window_events = q.u64(11);
+                 r.cpu_time = models::Duration{q.i64(12)};
+               });
+  each_rep_row("SELECT strategy, variant, cpus, rep, lock, kind, scope, instances, con_bounces, contentions, "
+               "waittime_min_ps, waittime_max_ps, waittime_total_ps, acq_bounces, acquisitions, holdtime_min_ps, "
+               "holdtime_max_ps, holdtime_total_ps, holds FROM lock_stats WHERE run_id=? ORDER BY rowid",
+               [&](Sql& q, models::PointResult& r) {
+                 models::LockReport l;
+                 l.name = q.text(4);
+                 l.kind = q.text(5);
+                 l.scope = scope_of(q.text(6));
+                 l.instances = static_cast<int>(q.i64(7));
+                 auto& s = l.stats;
+                 s.con_bounces = q.u64(8);
+                 s.contentions = q.u64(9);
+                 s.wait_min = models::Duration{q.i64(10)};
+                 s.wait_max = models::Duration{q.i64(11)};
+                 s.wait_total = models::Duration{q.i64(12)};
+                 s.acq_bounces = q.u64(13);
+                 s.acquisitions = q.u64(14);
+                 s.hold_min = models::Duration{q.i64(15)};
+                 s.hold_max = models::Duration{q.i64(16)};
+                 s.hold_total = models::Duration{q.i64(17)};
+                 s.holds = q.u64(18);
+                 r.locks.push_back(std::move(l));
+               });
+  each_rep_row("SELECT strategy, variant, cpus, rep, symbol, chain, detail, time_ps, object_kind, synchronizing "
+               "FROM profile WHERE run_id=? ORDER BY rowid",
+               [&](Sql& q, models::PointResult& r) {
+                 models::ProfileEntry e;
+                 e.symbol = q.text(4);
+                 e.chain = q.text(5);
+                 e.detail = q.text(6);
+                 e.time = models::Duration{q.i64(7)};
+                 e.object_kind = q.text(8);
+                 e.synchronizing = q.i64(9) != 0;
+                 r.profile.push_back(std::move(e));
+               });
+  each_rep_row("SELECT strategy, variant, cpus, rep, line, scope, instances, loads, rmws, bounces, queue_wait_ps "
+               "FROM line_stats WHERE run_id=? ORDER BY rowid",
+               [&](Sql& q, models::PointResult& r) {
+                 models::LineReport l;
+                 l.name = q.text(4);
+                 l.scope = scope_of(q.text(5));
+                 l.instances = static_cast<int>(q.i64(6));
+                 l.stats.loads = q.u64(7);
+                 l.stats.rmws = q.u64(8);
+                 l.stats.bounces = q.u64(9);
+                 l.stats.queue_wait = models::Duration{q.i64(10)};
+                 r.lines.push_back(std::move(l));
+               });
+  each_rep_row("SELECT strategy, variant, cpus, rep, seqcount, instances, reads, retries, writes, begin_waits "
+               "FROM seqcount_stats WHERE run_id=? ORDER BY rowid",
+               [&](Sql& q, models::PointResult& r) {
+                 models::SeqReport s;
+                 s.name = q.text(4);
+                 s.instances = static_cast<int>(q.i64(5));
+                 s.stats.reads = q.u64(6);
+                 s.stats.retries = q.u64(7);
+                 s.stats.writes = q.u64(8);
+                 s.stats.begin_waits = q.u64(9);
+                 r.seqcounts.push_back(std::move(s));
+               });
+  each_rep_row("SELECT strategy, variant, cpus, rep, grace_periods, synchronize_calls, callbacks_queued, "
+               "callbacks_invoked, gp_total_ps FROM rcu_stats WHERE run_id=? ORDER BY rowid",
+               [&](Sql& q, models::PointResult& r) {
+                 r.rcu.grace_periods = q.u64(4);
+                 r.rcu.synchronize_calls = q.u64(5);
+                 r.rcu.callbacks_queued = q.u64(6);
+                 r.rcu.callbacks_invoked = q.u64(7);
+                 r.rcu.gp_total = models::Duration{q.i64(8)};
+               });
   return curve;
 }
 
