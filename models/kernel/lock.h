@@ -109,6 +109,17 @@ class Lock {
   void reset_stats() { stats_.reset(); }
 
  protected:
+  // Taking a free lock: `cpu`'s atomic on the lock word at `now`, which
+  // pulls the word's line from its last owner; lock_stat counts an
+  // uncontended acquisition (an acq-bounce when the line moved). Returns
+  // when the caller holds the lock.
+  Time take_free(CacheLine& word, const Topology& topo, int cpu, Time now) {
+    const int prev = word.owner();
+    const Time at = word.rmw(topo, cpu, now);
+    stats_.record_uncontended(prev, cpu);
+    return at;
+  }
+
   LockStats stats_;
 };
 

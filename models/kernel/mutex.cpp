@@ -4,11 +4,9 @@ namespace vfssim::models {
 
 bool Mutex::acquire(int cpu, Time now, LockMode, Time& granted_at) {
   if (owner_ < 0) {
-    const int prev = line_.owner();
-    granted_at = line_.rmw(*topo_, cpu, now);
+    granted_at = take_free(line_, *topo_, cpu, now);
     owner_ = cpu;
     hold_start_ = granted_at;
-    stats_.record_uncontended(prev, cpu);
     return true;
   }
   (spin_ ? spinners_ : sleepers_).push({cpu, now});

@@ -26,19 +26,15 @@ bool RwLock::acquire(int cpu, Time now, LockMode mode, Time& granted_at) {
   const bool queued = head_ < queue_.size();
   if (mode == LockMode::kShared) {
     if (writer_ < 0 && (!queued || reader_pref_)) {
-      const int prev = line_.owner();
-      granted_at = line_.rmw(*topo_, cpu, now);
+      granted_at = take_free(line_, *topo_, cpu, now);
       ++readers_;
       read_start_[cpu] = granted_at;
-      stats_.record_uncontended(prev, cpu);
       return true;
     }
   } else if (writer_ < 0 && readers_ == 0 && !queued) {
-    const int prev = line_.owner();
-    granted_at = line_.rmw(*topo_, cpu, now);
+    granted_at = take_free(line_, *topo_, cpu, now);
     writer_ = cpu;
     write_start_ = granted_at;
-    stats_.record_uncontended(prev, cpu);
     return true;
   }
   queue_.push_back({cpu, mode, now});

@@ -25,11 +25,9 @@ void LockStats::merge(const LockStats& o) {
 // Held lock: the caller joins the queue and waits for a release.
 bool FifoSpinlock::acquire(int cpu, Time now, LockMode, Time& granted_at) {
   if (holder_ < 0) {
-    const int prev = line_.owner();
-    granted_at = line_.rmw(*topo_, cpu, now);
+    granted_at = take_free(line_, *topo_, cpu, now);
     holder_ = cpu;
     hold_start_ = granted_at;
-    stats_.record_uncontended(prev, cpu);
     return true;
   }
   waiters_.push({cpu, now});
