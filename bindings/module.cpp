@@ -33,6 +33,7 @@
 #include "cli/fits.h"
 #include "cli/report.h"
 #include "cli/review.h"
+#include "cli/score.h"
 #include "models/experiment/experiment.h"
 #include "models/experiment/fits.h"
 #include "models/scenario/scenario.h"
@@ -578,6 +579,18 @@ PYBIND11_MODULE(_vfssim, m) {
   m.def("lock_kinds", &models::lock_kinds, "The lock kinds a scenario may declare.");
   m.def("rep_seed", &models::rep_seed, py::arg("seed"), py::arg("rep"),
         "The seed of replication `rep` of a run seeded `seed`.");
+  m.def(
+      "score_figure",
+      [](const std::string& kind, double reported, double tolerance, const std::string& bound, double predicted) {
+        const auto s = report::score_figure(kind, reported, tolerance, bound, predicted);
+        py::dict d;
+        d["error"] = s.error;
+        d["within"] = s.within;
+        d["direction_ok"] = s.direction_ok ? py::object(py::bool_(*s.direction_ok)) : py::object(py::none());
+        return d;
+      },
+      py::arg("kind"), py::arg("reported"), py::arg("tolerance"), py::arg("bound"), py::arg("predicted"),
+      "Scores one expected figure as `vfssim validate` does (cli/score.h): {error, within, direction_ok}.");
 
   m.def(
       "sweep",
@@ -675,4 +688,5 @@ PYBIND11_MODULE(_vfssim, m) {
       py::arg("cpus"), py::arg("throughput"), "Amdahl fit (models/experiment/fits.h): {sigma, lambda}; sigma >= 0.");
 
   m.attr("__version__") = VFSSIM_VERSION;
+  m.attr("NO_DIRECTION") = report::kNoDirection;
 }

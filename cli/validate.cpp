@@ -15,6 +15,7 @@
 #include <optional>
 #include <tuple>
 
+#include "cli/score.h"
 #include "cli/store.h"
 #include "models/experiment/experiment.h"
 #include "models/scenario/scenario.h"
@@ -27,8 +28,6 @@ using nlohmann::json;
 
 namespace {
 
-// A ratio within this much of 1 claims no direction.
-constexpr double kNoDirection = 0.02;
 // Fewer loop iterations than this in a point's window: quantized figures.
 constexpr std::uint64_t kFewIterations = 100;
 
@@ -203,17 +202,11 @@ int cmd_validate(const std::vector<std::string>& args) {
       const double base = value_at(f.scenario, e.base_point, e.metric);
       const double now = value_at(f.scenario, e.new_point, e.metric);
       f.predicted = base != 0 ? now / base : std::numeric_limits<double>::quiet_NaN();
-      if (std::abs(e.reported - 1) > kNoDirection && std::isfinite(f.predicted))
-        f.direction_ok = (f.predicted - 1 > 0) == (e.reported - 1 > 0) && f.predicted != 1;
-      else if (std::abs(e.reported - 1) > kNoDirection)
-        f.direction_ok = false;
     }
-    // A bound is met anywhere on its side; past it, the shortfall is the error.
-    double miss = f.predicted - e.reported;
-    if ((e.bound == "at_least" && miss > 0) || (e.bound == "at_most" && miss < 0)) miss = 0;
-    f.error = e.reported != 0 ? std::abs(miss) / std::abs(e.reported) : std::abs(miss);
-    if (!std::isfinite(f.error)) f.error = std::numeric_limits<double>::infinity();
-    f.within = f.error <= e.tolerance;
+    const FigureScore score = score_figure(e.kind, e.reported, e.tolerance, e.bound, f.predicted);
+    f.error = score.error;
+    f.within = score.within;
+    f.direction_ok = score.direction_ok;
     if (e.fitted) continue;
     ++predictions;
     if (f.within) ++within;

@@ -16,11 +16,12 @@ scenario: shown, not predictions.
 """
 import math
 
+from . import _vfssim
 from ._util import normalize_figure, point_name
 
 __all__ = ["score", "summary", "format_value"]
 
-NO_DIRECTION = 0.02
+NO_DIRECTION = _vfssim.NO_DIRECTION  # a reported ratio this close to 1 claims no direction (cli/score.h)
 
 
 def score(scenario, seed=1, reps=1, jobs=0, progress=False, figures=None):
@@ -57,29 +58,21 @@ def score(scenario, seed=1, reps=1, jobs=0, progress=False, figures=None):
 
     rows = []
     for f in figs:
-        direction = None
         if f["kind"] == "value":
             predicted = metric(f["new"], f["metric"])
         else:
             base = metric(f["base"], f["metric"])
             predicted = metric(f["new"], f["metric"]) / base if base else math.nan
-            if abs(f["reported"] - 1) > NO_DIRECTION:
-                direction = bool(math.isfinite(predicted) and predicted != 1
-                                 and (predicted > 1) == (f["reported"] > 1))
         reported = f["reported"]
-        miss = predicted - reported
-        if (f["bound"] == "at_least" and miss > 0) or (f["bound"] == "at_most" and miss < 0):
-            miss = 0.0
-        error = abs(miss) / abs(reported) if reported else abs(miss)
-        if not math.isfinite(error):
-            error = math.inf
+        scored = _vfssim.score_figure(f["kind"], reported, f["tolerance"], f["bound"], predicted)
+        error, direction = scored["error"], scored["direction_ok"]
         ref = f["base"]
         rows.append({
             "figure": f["figure"], "kind": f["kind"], "metric": f["metric"],
             "new": point_name(f["new"]["strategy"], f["new"]["variant"], f["new"]["cpus"]),
             "base": point_name(ref["strategy"], ref["variant"], ref["cpus"]) if ref else None,
             "reported": reported, "bound": f["bound"], "predicted": predicted, "error": error, "tolerance": f["tolerance"],
-            "within": bool(error <= f["tolerance"]), "direction_ok": direction, "fitted": f["fitted"],
+            "within": scored["within"], "direction_ok": direction, "fitted": f["fitted"],
             "source": f["source"],
             "reported_change": reported - 1 if f["kind"] == "change" else None,
             "predicted_change": predicted - 1 if f["kind"] == "change" else None,
