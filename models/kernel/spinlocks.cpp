@@ -1,5 +1,7 @@
 #include "models/kernel/spinlocks.h"
 
+#include <algorithm>
+
 namespace vfssim::models {
 
 void LockStats::merge(const LockStats& o) {
@@ -34,6 +36,24 @@ bool FifoSpinlock::acquire(int cpu, Time now, LockMode, Time& granted_at) {
   return false;
 }
 
+// A spinner's group: the outermost level at which it and `next` sit in
+// different elements, and its element there. One fetch per group.
+Duration FifoSpinlock::rereads_ahead(int next, const WaiterQueue& others) const {
+  const int levels = static_cast<int>(topo_->spec().levels.size());
+  groups_.clear();
+  Duration sum{0};
+  for (std::size_t i = 0; i < others.size(); ++i) {
+    const int w = others.at(i).cpu;
+    int level = 0;
+    while (level < levels && topo_->element_of(w, level) == topo_->element_of(next, level)) ++level;
+    const std::pair<int, int> g{level, topo_->element_of(w, level < levels ? level : levels - 1)};
+    if (std::find(groups_.begin(), groups_.end(), g) != groups_.end()) continue;
+    groups_.push_back(g);
+    sum += topo_->transfer(w, next);
+  }
+  return sum / 2;
+}
+
 // No waiter: the lock is free, the releaser keeps the line.
 // Waiters: the head gets the lock after the model's handoff cost; the line
 // moves to it.
@@ -43,9 +63,8 @@ Time FifoSpinlock::release(int cpu, Time now, LockMode, std::vector<Grant>& woke
     holder_ = -1;
     return now;
   }
-  const std::size_t waiting = waiters_.size();
-  const auto next = waiters_.take(pick_next(waiting));
-  const Time at = now + handoff_cost(cpu, next.cpu, waiting);
+  const auto next = waiters_.take(pick_next(waiters_.size()));
+  const Time at = now + handoff_cost(cpu, next.cpu, waiters_);
   line_.move_to(next.cpu, at);
   holder_ = next.cpu;
   hold_start_ = at;

@@ -10,6 +10,15 @@
 //           after c k/2. Handoff time grows with the number of waiters: the
 //           collapse of Boyd-Wickizer et al., "Non-scalable locks are
 //           dangerous" (Linux Symposium 2012), whose Markov model this is.
+//           On a machine with levels (sockets, chips, cores) a re-read is
+//           a fetch per cache that holds a spinning copy, not per spinner:
+//           the first spinner of a socket brings the line into that
+//           socket, its neighbours are answered there, and SMT siblings share
+//           an L1. So the next holder waits for half of the fetches of the
+//           *groups* with spinners (each group: the waiters that diverge
+//           from the next holder at one level, inside one element of that
+//           level), each costing its own transfer. On a flat machine every
+//           spinner is its own group and this is exactly c k/2.
 //   mcs:    each waiter spins on its own queue node; the release writes the
 //           successor's node only: one line transfer whatever the queue
 //           length (kernel/locking/qspinlock.c, mcs_spinlock.h).
@@ -26,6 +35,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "models/kernel/lock.h"
@@ -90,14 +100,19 @@ class FifoSpinlock : public Lock {
   std::size_t waiters() const { return waiters_.size(); }
 
  protected:
-  // Time from the release at `now` to `next` owning the lock, with
-  // `waiting` CPUs queued (including `next`).
-  virtual Duration handoff_cost(int releaser, int next, std::size_t waiting) const = 0;
+  // Time from the release at `now` to `next` owning the lock; `others` are
+  // the CPUs still queued behind it.
+  virtual Duration handoff_cost(int releaser, int next, const WaiterQueue& others) const = 0;
+  // Half the fetches the spinning copies other than `next`'s make before
+  // its own is answered: sum over groups of spinners (see the header) of
+  // each group's transfer to `next`, divided by two.
+  Duration rereads_ahead(int next, const WaiterQueue& others) const;
   // Index in the queue of the waiter that gets the lock (0: FIFO head).
   virtual std::size_t pick_next(std::size_t) { return 0; }
 
   const Topology* topo_;
   sim::RngStream rng_;
+  mutable std::vector<std::pair<int, int>> groups_;  // scratch of rereads_ahead: (level, element)
 
  private:
   int holder_ = -1;
@@ -112,17 +127,18 @@ class TicketSpinlock final : public FifoSpinlock {
   const char* kind() const override { return "ticket"; }
 
  protected:
-  // c k / 2 for k = `waiting` cores waiting at the release, c the transfer
+  // c k / 2 for k = waiters at the release (with `next`), c the transfer
   // to the next holder: the service time of Boyd-Wickizer et al.'s model,
   // s_k = 1/(s + c k/2) for the step from k+1 to k cores holding or waiting
-  // (tests/unit/oracles.h, test_oracles.cpp). Never less than one transfer:
+  // (tests/unit/oracles.h, test_oracles.cpp); with levels, c/2 for the next
+  // holder's own fetch plus rereads_ahead. Never less than one transfer:
   // a lone waiter still has to receive the line. (The mean position of the
   // next ticket among k re-reads, c (k+1)/2, is half a transfer more per
   // contended handoff than the paper's and put the collapse 5-6% off the
   // model near its knee.)
-  Duration handoff_cost(int releaser, int next, std::size_t waiting) const override {
+  Duration handoff_cost(int releaser, int next, const WaiterQueue& others) const override {
     const Duration t = topo_->transfer(releaser, next);
-    const Duration ck2 = t * static_cast<std::int64_t>(waiting) / 2;
+    const Duration ck2 = t / 2 + rereads_ahead(next, others);
     return ck2 > t ? ck2 : t;
   }
 };
@@ -133,9 +149,10 @@ class TasSpinlock final : public FifoSpinlock {
   const char* kind() const override { return "tas"; }
 
  protected:
-  Duration handoff_cost(int releaser, int next, std::size_t waiting) const override {
-    const Duration t = topo_->transfer(releaser, next);
-    return t * static_cast<std::int64_t>(waiting + 1) / 2;
+  // (k+1)/2 transfers on a flat machine: the winner's own atomic, and on
+  // average half of the others' (one per group of spinners with levels).
+  Duration handoff_cost(int releaser, int next, const WaiterQueue& others) const override {
+    return topo_->transfer(releaser, next) + rereads_ahead(next, others);
   }
   std::size_t pick_next(std::size_t waiting) override { return rng_.below(waiting); }
 };
@@ -146,7 +163,7 @@ class McsSpinlock final : public FifoSpinlock {
   const char* kind() const override { return "mcs"; }
 
  protected:
-  Duration handoff_cost(int releaser, int next, std::size_t) const override {
+  Duration handoff_cost(int releaser, int next, const WaiterQueue&) const override {
     return topo_->transfer(releaser, next);
   }
 };

@@ -100,6 +100,40 @@ SCENARIO("a queued lock hands over in FIFO order at exactly one transfer") {
   }
 }
 
+SCENARIO("spinners of another socket cost one fetch, not one each") {
+  // Waiters 1-3 share cpu 1's socket, 4-7 sit in the other one. The next
+  // holder (cpu 1) waits for its own fetch (half of the 10 ns transfer from
+  // the releaser), half of its neighbours' two fetches (10 ns each) and
+  // half of the other socket's single fetch (100 ns): 5 + 10 + 50 = 65 ns.
+  // Counting every spinner as its own fetch (c k/2 with the far cost) would
+  // be hundreds of ns: the collapse a 4-socket machine did not show.
+  Topology topo(two_sockets());
+  for (const std::string kind : {"ticket", "tas"}) {
+    CAPTURE(kind);
+    std::unique_ptr<FifoSpinlock> lock;
+    if (kind == "ticket") lock = std::make_unique<TicketSpinlock>(LockContext{&topo, {}});
+    else lock = std::make_unique<TasSpinlock>(LockContext{&topo, {}});
+    std::vector<Grant> woken;
+    Time g;
+    REQUIRE(lock->acquire(0, Time{}, LockMode::kExclusive, g));
+    for (int c = 1; c <= 7; ++c) CHECK_FALSE(lock->acquire(c, Time{} + sim::nanoseconds(c), LockMode::kExclusive, g));
+    lock->release(0, Time{} + sim::nanoseconds(100), LockMode::kExclusive, woken);
+    REQUIRE(woken.size() == 1);
+    if (kind == "ticket") {
+      CHECK(woken[0].cpu == 1);
+      CHECK(woken[0].at == Time{} + sim::nanoseconds(165));
+    } else {
+      // Test-and-set: any spinner wins; it pays its own whole transfer and
+      // half of the other groups' fetches, counted from where it sits.
+      const int w = woken[0].cpu;
+      const bool near = w <= 3;
+      const Duration expect = near ? sim::nanoseconds(10) + sim::nanoseconds(2 * 10 + 100) / 2
+                                   : sim::nanoseconds(100) + (sim::nanoseconds(3 * 10) + sim::nanoseconds(100)) / 2;
+      CHECK(woken[0].at - (Time{} + sim::nanoseconds(100)) == expect);
+    }
+  }
+}
+
 SCENARIO("a ticket lock's handoff grows with the number of waiters") {
   Topology topo(two_sockets());
   TicketSpinlock lock(LockContext{&topo, {}});
