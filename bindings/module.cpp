@@ -143,6 +143,19 @@ py::dict point_dict(const models::PointResult& p) {
     seqs.append(e);
   }
   d["seqcounts"] = seqs;
+  py::list pools;
+  for (const auto& q : p.pools) {
+    py::dict e;
+    e["name"] = q.name;
+    e["instances"] = q.instances;
+    e["allocations"] = q.stats.allocations;
+    e["direct_reclaims"] = q.stats.direct_reclaims;
+    e["pages_allocated"] = q.stats.pages_allocated;
+    e["pages_reclaimed"] = q.stats.pages_reclaimed;
+    e["pages_refilled"] = q.stats.pages_refilled;
+    pools.append(e);
+  }
+  d["pools"] = pools;
   py::dict rcu;
   rcu["grace_periods"] = p.rcu.grace_periods;
   rcu["synchronize_calls"] = p.rcu.synchronize_calls;

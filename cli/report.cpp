@@ -78,6 +78,11 @@ json run_json(const models::Scenario& sc, const RunInfo& info, const std::vector
     for (const auto& q : p0.seqcounts)
       seqs.push_back(json{{"name", q.name}, {"reads", q.stats.reads}, {"retries", q.stats.retries},
                           {"writes", q.stats.writes}, {"begin_waits", q.stats.begin_waits}});
+    json pools = json::array();
+    for (const auto& q : p0.pools)
+      pools.push_back(json{{"name", q.name}, {"instances", q.instances}, {"allocations", q.stats.allocations},
+                           {"direct_reclaims", q.stats.direct_reclaims}, {"pages_allocated", q.stats.pages_allocated},
+                           {"pages_reclaimed", q.stats.pages_reclaimed}, {"pages_refilled", q.stats.pages_refilled}});
     points.push_back(json{{"strategy", cp.strategy},
                           {"variant", cp.variant},
                           {"cpus", cp.cpus},
@@ -91,6 +96,7 @@ json run_json(const models::Scenario& sc, const RunInfo& info, const std::vector
                           {"stop", p0.stop},
                           {"lock_stat", locks},
                           {"seqcounts", seqs},
+                          {"pools", pools},
                           {"rcu", json{{"grace_periods", p0.rcu.grace_periods},
                                        {"synchronize_calls", p0.rcu.synchronize_calls},
                                        {"callbacks_queued", p0.rcu.callbacks_queued},

@@ -170,6 +170,24 @@ CREATE TABLE rcu_stats (
 );
 CREATE INDEX runs_by_sweep ON runs(scenario_hash, seed, replications, sweep);
 )sql",
+    R"sql(
+CREATE TABLE pool_stats (
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  strategy TEXT NOT NULL,
+  variant TEXT NOT NULL,
+  cpus INTEGER NOT NULL,
+  rep INTEGER NOT NULL,
+  pool TEXT NOT NULL,
+  scope TEXT NOT NULL,
+  instances INTEGER NOT NULL,
+  allocations INTEGER NOT NULL,
+  direct_reclaims INTEGER NOT NULL,
+  pages_allocated REAL NOT NULL,
+  pages_reclaimed REAL NOT NULL,
+  pages_refilled REAL NOT NULL
+);
+ALTER TABLE validation_figures ADD COLUMN bound TEXT NOT NULL DEFAULT 'about';
+)sql",
 };
 
 constexpr int kMigrationCount = sizeof(kMigrations) / sizeof(kMigrations[0]);
@@ -315,7 +333,7 @@ void Store::add_point(std::int64_t run_id, const models::CurvePoint& cp) {
         f.run();
       }
     }
-    add_point_details(run_id, cp);  // lines, seqcounts, RCU (cli/store_durable.cpp)
+    add_point_details(run_id, cp);  // lines, seqcounts, pools, RCU (cli/store_durable.cpp)
     exec("COMMIT");
   } catch (...) {
     exec("ROLLBACK");
@@ -356,13 +374,13 @@ std::int64_t Store::add_validation(double wall_seconds, const std::string& summa
     const std::int64_t id = sqlite3_last_insert_rowid(db_);
     Sql f(db_,
                 "INSERT INTO validation_figures(validation_id, scenario, figure, reported, predicted, fitted, "
-                "within_tolerance, direction_ok, error, tolerance) VALUES (?,?,?,?,?,?,?,?,?,?)");
+                "within_tolerance, direction_ok, error, tolerance, bound) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
     for (const auto& r : figures) {
       f.bind(1, id).bind(2, r.scenario).bind(3, r.figure).bind(4, r.reported).bind_real(5, r.predicted);
       f.bind(6, static_cast<std::int64_t>(r.fitted)).bind(7, static_cast<std::int64_t>(r.within_tolerance));
       if (r.direction_ok) f.bind(8, static_cast<std::int64_t>(*r.direction_ok));
       else f.bind_real(8, NAN);
-      f.bind_real(9, r.error).bind(10, r.tolerance);
+      f.bind_real(9, r.error).bind(10, r.tolerance).bind(11, r.bound);
       f.run();
     }
     exec("COMMIT");

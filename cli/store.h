@@ -12,6 +12,8 @@
 //   fits        Amdahl and USL fits of each curve of a run (schema 2)
 //   line_stats, seqcount_stats, rcu_stats   the rest of each replication, so
 //               that --resume reads back what the sweep produced (schema 3)
+//   pool_stats  per replication and free-page pool: allocations, direct
+//               reclaims, pages (schema 4, which also adds validation_figures.bound)
 // WAL mode; a run's rows are written in one transaction per curve point,
 // as soon as the point finishes (cli/run_durable.cpp).
 #pragma once
@@ -35,7 +37,7 @@ class StoreError : public std::runtime_error {
 
 class Store {
  public:
-  static constexpr int kSchemaVersion = 3;
+  static constexpr int kSchemaVersion = 4;
 
   // Opens or creates the database and migrates it. A file that is not a
   // vfssim database (or is damaged) raises StoreError and is left untouched.
@@ -64,6 +66,7 @@ class Store {
     bool fitted = false, within_tolerance = false;
     std::optional<bool> direction_ok;  // NULL when the figure claims no direction
     double error = 0, tolerance = 0;
+    std::string bound = "about";  // about | at_least | at_most
   };
   std::int64_t add_validation(double wall_seconds, const std::string& summary_json,
                               const std::vector<ValidationFigureRow>& figures);

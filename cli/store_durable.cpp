@@ -1,5 +1,5 @@
 // The results store's side of durable sweeps: runs identified by their
-// sweep (for --resume), the per-point details of schema 3, and curve points
+// sweep (for --resume), the per-point details of schemas 3 and 4, and curve points
 // read back exactly as they were written.
 #include <map>
 #include <tuple>
@@ -27,6 +27,9 @@ void Store::add_point_details(std::int64_t run_id, const models::CurvePoint& cp)
   Sql seqs(db_,
            "INSERT INTO seqcount_stats(run_id, strategy, variant, cpus, rep, seqcount, instances, reads, retries, "
            "writes, begin_waits) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+  Sql pools(db_,
+            "INSERT INTO pool_stats(run_id, strategy, variant, cpus, rep, pool, scope, instances, allocations, "
+            "direct_reclaims, pages_allocated, pages_reclaimed, pages_refilled) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
   Sql rcu(db_,
           "INSERT INTO rcu_stats(run_id, strategy, variant, cpus, rep, grace_periods, synchronize_calls, "
           "callbacks_queued, callbacks_invoked, gp_total_ps) VALUES (?,?,?,?,?,?,?,?,?,?)");
@@ -44,6 +47,14 @@ void Store::add_point_details(std::int64_t run_id, const models::CurvePoint& cp)
       seqs.bind(8, static_cast<std::int64_t>(q.stats.reads)).bind(9, static_cast<std::int64_t>(q.stats.retries));
       seqs.bind(10, static_cast<std::int64_t>(q.stats.writes)).bind(11, static_cast<std::int64_t>(q.stats.begin_waits));
       seqs.run();
+    }
+    for (const auto& q : r.pools) {
+      bind_key(pools, run_id, cp, r.spec.rep);
+      pools.bind(6, q.name).bind(7, std::string(models::to_string(q.scope))).bind(8, static_cast<std::int64_t>(q.instances));
+      pools.bind(9, static_cast<std::int64_t>(q.stats.allocations));
+      pools.bind(10, static_cast<std::int64_t>(q.stats.direct_reclaims));
+      pools.bind(11, q.stats.pages_allocated).bind(12, q.stats.pages_reclaimed).bind(13, q.stats.pages_refilled);
+      pools.run();
     }
     bind_key(rcu, run_id, cp, r.spec.rep);
     rcu.bind(6, static_cast<std::int64_t>(r.rcu.grace_periods)).bind(7, static_cast<std::int64_t>(r.rcu.synchronize_calls));
@@ -200,6 +211,20 @@ std::vector<models::CurvePoint> Store::load_curve(std::int64_t run_id) {
                  s.stats.writes = q.u64(8);
                  s.stats.begin_waits = q.u64(9);
                  r.seqcounts.push_back(std::move(s));
+               });
+  each_rep_row("SELECT strategy, variant, cpus, rep, pool, scope, instances, allocations, direct_reclaims, "
+               "pages_allocated, pages_reclaimed, pages_refilled FROM pool_stats WHERE run_id=? ORDER BY rowid",
+               [&](Sql& q, models::PointResult& r) {
+                 models::PoolReport p;
+                 p.name = q.text(4);
+                 p.scope = scope_of(q.text(5));
+                 p.instances = static_cast<int>(q.i64(6));
+                 p.stats.allocations = q.u64(7);
+                 p.stats.direct_reclaims = q.u64(8);
+                 p.stats.pages_allocated = q.f64(9);
+                 p.stats.pages_reclaimed = q.f64(10);
+                 p.stats.pages_refilled = q.f64(11);
+                 r.pools.push_back(std::move(p));
                });
   each_rep_row("SELECT strategy, variant, cpus, rep, grace_periods, synchronize_calls, callbacks_queued, "
                "callbacks_invoked, gp_total_ps FROM rcu_stats WHERE run_id=? ORDER BY rowid",

@@ -231,7 +231,8 @@ int cmd_validate(const std::vector<std::string>& args) {
     std::vector<Store::ValidationFigureRow> rows;
     for (const auto& f : figures)
       rows.push_back(Store::ValidationFigureRow{scenarios[f.scenario].name, f.e->id, f.e->reported, f.predicted,
-                                                f.e->fitted, f.within, f.direction_ok, f.error, f.e->tolerance});
+                                                f.e->fitted, f.within, f.direction_ok, f.error, f.e->tolerance,
+                                                f.e->bound});
     store->add_validation(wall, summary.dump(), rows);
   }
 

@@ -46,7 +46,9 @@ Executor::Executor(sim::Simulation& sim, const Program& program, const Topology&
   const std::size_t nlocks = program_.locks.size();
   const std::size_t nlines = program_.lines.size();
   const std::size_t nseqs = program_.seqcounts.size();
+  const std::size_t npools = program_.pools.size();
   tasks_.resize(n);
+  pool_table_.resize(n * npools);
   lock_table_.resize(n * nlocks);
   lock_id_table_.resize(n * nlocks);
   line_table_.resize(n * nlines);
@@ -54,7 +56,7 @@ Executor::Executor(sim::Simulation& sim, const Program& program, const Topology&
   seq_id_table_.resize(n * nseqs);
   task_of_cpu_.assign(topo_.num_cpus(), -1);
 
-  std::map<std::pair<std::uint32_t, int>, std::uint32_t> lock_index, line_index, seq_index;
+  std::map<std::pair<std::uint32_t, int>, std::uint32_t> lock_index, line_index, seq_index, pool_index;
   for (std::size_t t = 0; t < n; ++t) {
     Task& task = tasks_[t];
     task.cpu = config_.cpus[t];
@@ -96,6 +98,16 @@ Executor::Executor(sim::Simulation& sim, const Program& program, const Topology&
       seq_table_[t * nseqs + s] = seq_instances_[it->second].get();
       seq_id_table_[t * nseqs + s] = it->second;
     }
+    for (std::uint32_t s = 0; s < npools; ++s) {
+      const auto& d = program_.pools[s];
+      const int key = instance_key(d.scope, topo_, config_.tasks, static_cast<int>(t), task.cpu);
+      auto [it, inserted] = pool_index.try_emplace({s, key}, static_cast<std::uint32_t>(pool_instances_.size()));
+      if (inserted) {
+        pool_instances_.push_back(std::make_unique<FreePages>(d.low.value, d.high.value, d.refill.value));
+        pool_slot_of_instance_.push_back(s);
+      }
+      pool_table_[t * npools + s] = pool_instances_[it->second].get();
+    }
   }
   if (program_.uses_sum) {
     // Reading every CPU's copy of a per-CPU line: a copy that a busy CPU
@@ -112,6 +124,7 @@ Executor::Executor(sim::Simulation& sim, const Program& program, const Topology&
     tasks_[t].lines = line_table_.data() + t * nlines;
     tasks_[t].seqs = seq_table_.data() + t * nseqs;
     tasks_[t].seq_ids = seq_id_table_.data() + t * nseqs;
+    tasks_[t].pools = pool_table_.data() + t * npools;
   }
   for (const auto& d : program_.locks) lock_removed_.push_back(d.kind == FreeLock::kKind);
   exclusive_holder_.assign(lock_instances_.size(), -1);
@@ -158,6 +171,7 @@ void Executor::reset_window() {
   for (auto& l : lock_instances_) l->reset_stats();
   for (auto& l : line_instances_) l->reset_stats();
   for (auto& q : seq_instances_) q->reset_stats();
+  for (auto& p : pool_instances_) p->reset_stats();
   if (rcu_) rcu_->stats().reset();
   std::fill(time_ps_.begin(), time_ps_.end(), 0);
 }
@@ -528,6 +542,14 @@ void Executor::run(std::size_t t, sim::Time at, bool from_event) {
         task.blocked_since = at;
         return;  // the grace period's end resumes us
       }
+      case InstrKind::kPoolAlloc:
+        // Above the low watermark: take the pages and skip direct reclaim.
+        task.pc = task.pools[in.slot]->try_take(at, in.count) ? in.jump : task.pc + 1;
+        break;
+      case InstrKind::kPoolReclaimed:
+        task.pools[in.slot]->reclaimed(at, in.aux, in.count);
+        ++task.pc;
+        break;
       case InstrKind::kCallRcu: {
         bool started = false;
         const std::uint64_t gp = rcu_->request(at, started);
@@ -591,52 +613,40 @@ std::vector<ProfileEntry> Executor::profile() const {
   return out;
 }
 
+namespace {
+
+// One row per declared lock, line, seqcount or pool: its instances' counters
+// summed, as lock_stat reports a lock class.
+template <class Report, class Decl, class Instance>
+std::vector<Report> class_report(const std::vector<Decl>& decls, const std::vector<std::unique_ptr<Instance>>& instances,
+                                 const std::vector<std::uint32_t>& slot_of_instance) {
+  std::vector<Report> out(decls.size());
+  for (std::size_t s = 0; s < out.size(); ++s) {
+    out[s].name = decls[s].name;
+    if constexpr (requires { out[s].scope; }) out[s].scope = decls[s].scope;
+    if constexpr (requires { out[s].kind; }) out[s].kind = decls[s].kind;
+  }
+  for (std::size_t i = 0; i < instances.size(); ++i) {
+    auto& r = out[slot_of_instance[i]];
+    ++r.instances;
+    r.stats.merge(instances[i]->stats());
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<LockReport> Executor::lock_report() const {
-  std::vector<LockReport> out(program_.locks.size());
-  for (std::size_t s = 0; s < out.size(); ++s) {
-    out[s].name = program_.locks[s].name;
-    out[s].kind = program_.locks[s].kind;
-    out[s].scope = program_.locks[s].scope;
-  }
-  for (std::size_t i = 0; i < lock_instances_.size(); ++i) {
-    auto& r = out[lock_slot_of_instance_[i]];
-    ++r.instances;
-    r.stats.merge(lock_instances_[i]->stats());
-  }
-  return out;
+  return class_report<LockReport>(program_.locks, lock_instances_, lock_slot_of_instance_);
 }
-
 std::vector<LineReport> Executor::line_report() const {
-  std::vector<LineReport> out(program_.lines.size());
-  for (std::size_t s = 0; s < out.size(); ++s) {
-    out[s].name = program_.lines[s].name;
-    out[s].scope = program_.lines[s].scope;
-  }
-  for (std::size_t i = 0; i < line_instances_.size(); ++i) {
-    auto& r = out[line_slot_of_instance_[i]];
-    ++r.instances;
-    const auto& st = line_instances_[i]->stats();
-    r.stats.loads += st.loads;
-    r.stats.rmws += st.rmws;
-    r.stats.bounces += st.bounces;
-    r.stats.queue_wait += st.queue_wait;
-  }
-  return out;
+  return class_report<LineReport>(program_.lines, line_instances_, line_slot_of_instance_);
 }
-
 std::vector<SeqReport> Executor::seq_report() const {
-  std::vector<SeqReport> out(program_.seqcounts.size());
-  for (std::size_t s = 0; s < out.size(); ++s) out[s].name = program_.seqcounts[s].name;
-  for (std::size_t i = 0; i < seq_instances_.size(); ++i) {
-    auto& r = out[seq_slot_of_instance_[i]];
-    ++r.instances;
-    const auto& st = seq_instances_[i]->stats();
-    r.stats.reads += st.reads;
-    r.stats.retries += st.retries;
-    r.stats.writes += st.writes;
-    r.stats.begin_waits += st.begin_waits;
-  }
-  return out;
+  return class_report<SeqReport>(program_.seqcounts, seq_instances_, seq_slot_of_instance_);
+}
+std::vector<PoolReport> Executor::pool_report() const {
+  return class_report<PoolReport>(program_.pools, pool_instances_, pool_slot_of_instance_);
 }
 
 std::vector<std::string> Executor::blocked_tasks() const {

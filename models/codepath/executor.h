@@ -32,6 +32,7 @@
 #include "models/hardware/cache_line.h"
 #include "models/hardware/topology.h"
 #include "models/kernel/lock.h"
+#include "models/kernel/free_pages.h"
 #include "models/kernel/rcu.h"
 #include "models/kernel/seqcount.h"
 #include "sim/rng.h"
@@ -83,6 +84,13 @@ struct SeqReport {
   SeqStats stats;
 };
 
+struct PoolReport {
+  std::string name;
+  Scope scope;
+  int instances = 0;
+  PoolStats stats;
+};
+
 struct ExecutorConfig {
   std::vector<int> cpus;        // CPU of each task
   TaskKind tasks = TaskKind::kProcess;
@@ -114,6 +122,7 @@ class Executor final : public sim::EventHandler {
   std::vector<LockReport> lock_report() const;
   std::vector<LineReport> line_report() const;
   std::vector<SeqReport> seq_report() const;
+  std::vector<PoolReport> pool_report() const;
   RcuStats rcu_stats() const { return rcu_ ? rcu_->stats() : RcuStats{}; }
   // Tasks blocked right now, as "cpu N waiting for L at <chain>".
   std::vector<std::string> blocked_tasks() const;
@@ -153,6 +162,7 @@ class Executor final : public sim::EventHandler {
     CacheLine** lines = nullptr;   // slot -> instance
     SeqCount** seqs = nullptr;     // slot -> instance
     std::uint32_t* seq_ids = nullptr;
+    FreePages** pools = nullptr;   // slot -> instance
     std::vector<std::uint32_t> percpu;  // per kPercpuCount counter
     std::vector<SeqFrame> seq_stack;
     bool seq_restart = false;      // next kSeqBegin restarts the top frame
@@ -194,6 +204,9 @@ class Executor final : public sim::EventHandler {
   std::vector<std::uint32_t> line_slot_of_instance_;
   std::vector<std::unique_ptr<SeqCount>> seq_instances_;
   std::vector<std::uint32_t> seq_slot_of_instance_;
+  std::vector<std::unique_ptr<FreePages>> pool_instances_;
+  std::vector<std::uint32_t> pool_slot_of_instance_;
+  std::vector<FreePages*> pool_table_;
   std::vector<Lock*> lock_table_;
   std::vector<std::uint32_t> lock_id_table_;
   std::vector<CacheLine*> line_table_;

@@ -82,6 +82,23 @@ class Compiler {
     return it->second;
   }
 
+  std::uint32_t pool_slot(const std::string& name) {
+    auto [it, inserted] = pool_ids_.try_emplace(name, static_cast<std::uint32_t>(p_.pools.size()));
+    if (inserted) {
+      PoolDecl d = s_.pools.at(name);
+      for (NumberRef* v : {&d.low, &d.high, &d.refill}) {
+        if (!v->param.empty()) v->value = param(v->param, d.mark).number;
+        v->param.clear();
+        if (!(v->value >= 0))
+          throw ScenarioError(d.mark, "pool '" + name + "' has a negative watermark or refill rate", "numbers >= 0");
+      }
+      if (d.high.value < d.low.value)
+        throw ScenarioError(d.mark, "the high watermark of pool '" + name + "' is below its low watermark", "low <= high");
+      p_.pools.push_back(d);
+    }
+    return it->second;
+  }
+
   // A frame for `fn` under `frame`, or `frame` itself when fn is empty.
   std::uint32_t sub_frame(std::uint32_t frame, const std::string& fn) {
     if (fn.empty()) return frame;
@@ -253,6 +270,24 @@ class Compiler {
           steps({dec, br}, sub_frame(frame, st.fn.empty() ? "atomic_dec_and_lock" : st.fn));
           break;
         }
+        case StepKind::kAlloc: {
+          // The fast path jumps over the direct reclaim code path; the slow
+          // path runs it and ends by handing its pages back.
+          const auto slot = pool_slot(st.target);
+          const std::uint32_t at = here();
+          Instr a = make_instr(InstrKind::kPoolAlloc, LockMode::kExclusive, slot);
+          a.count = st.count;
+          a.aux = static_cast<std::uint32_t>(st.reclaimed);
+          emit(a, frame, symbol(st.fn.empty() ? "__alloc_pages_nodemask" : st.fn), st.target, st.mark);
+          const std::uint32_t f = sub_frame(frame, st.fn.empty() ? "__alloc_pages_nodemask" : st.fn);
+          steps(st.body, f);
+          Instr done = make_instr(InstrKind::kPoolReclaimed, LockMode::kExclusive, slot);
+          done.count = st.count;
+          done.aux = static_cast<std::uint32_t>(st.reclaimed);
+          emit(done, f, symbol("get_page_from_freelist"), st.target, st.mark);
+          p_.code[at].jump = here();
+          break;
+        }
         case StepKind::kSynchronizeRcu:
           p_.uses_rcu_gp = true;
           emit(make_instr(InstrKind::kSynchronizeRcu), frame, symbol("synchronize_rcu"), "", st.mark);
@@ -391,7 +426,7 @@ class Compiler {
   const Params& params_;
   std::size_t max_;
   Program p_;
-  std::map<std::string, std::uint32_t> symbol_ids_, lock_ids_, line_ids_, seq_ids_;
+  std::map<std::string, std::uint32_t> symbol_ids_, lock_ids_, line_ids_, seq_ids_, pool_ids_;
 };
 
 }  // namespace

@@ -38,6 +38,8 @@ enum class InstrKind : std::uint8_t {
   kRcuReadUnlock,  // reports a deferred quiescent state
   kSynchronizeRcu,
   kCallRcu,        // callback costing `time`, run after a grace period
+  kPoolAlloc,      // `count` pages from pool `slot`: fast path -> `jump`; below low: fall into direct reclaim
+  kPoolReclaimed,  // direct reclaim done: `aux` pages back to pool `slot`, then the allocation's `count` taken
   kEndIteration,
 };
 
@@ -65,6 +67,7 @@ struct Program {
   std::vector<LockDecl> locks;  // slot -> declaration
   std::vector<LineDecl> lines;  // slot -> declaration
   std::vector<SeqDecl> seqcounts;  // slot -> declaration
+  std::vector<PoolDecl> pools;     // slot -> declaration, parameters resolved into `value`
   std::uint32_t percpu_counters = 0;  // per-task counters used by kPercpuCount
   bool uses_rcu_gp = false;           // synchronize_rcu or call_rcu appear
   bool uses_sum = false;

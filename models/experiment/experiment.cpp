@@ -85,6 +85,7 @@ PointResult run_point(const Scenario& scenario, const PointSpec& spec, const Poi
   r.lines = exec.line_report();
   r.profile = exec.profile();
   r.seqcounts = exec.seq_report();
+  r.pools = exec.pool_report();
   r.rcu = exec.rcu_stats();
   r.cpu_time = wl.duration * spec.cpus;
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

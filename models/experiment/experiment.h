@@ -43,6 +43,7 @@ struct PointResult {
   std::vector<LineReport> lines;
   std::vector<ProfileEntry> profile;
   std::vector<SeqReport> seqcounts;
+  std::vector<PoolReport> pools;
   RcuStats rcu;
   Duration cpu_time{0};         // CPUs x window: the profile's 100%
   double wall_seconds = 0;      // not part of deterministic output

@@ -34,6 +34,12 @@ struct LineStats {
   std::uint64_t bounces = 0;    // requests that moved the line between CPUs
   Duration queue_wait{0};       // time requests spent behind earlier ones
   void reset() { *this = LineStats{}; }
+  void merge(const LineStats& o) {
+    loads += o.loads;
+    rmws += o.rmws;
+    bounces += o.bounces;
+    queue_wait += o.queue_wait;
+  }
 };
 
 class CacheLine {

@@ -28,6 +28,12 @@ struct SeqStats {
   std::uint64_t writes = 0;
   std::uint64_t begin_waits = 0;  // readers that found a writer inside
   void reset() { *this = SeqStats{}; }
+  void merge(const SeqStats& o) {
+    reads += o.reads;
+    retries += o.retries;
+    writes += o.writes;
+    begin_waits += o.begin_waits;
+  }
 };
 
 class SeqCount {

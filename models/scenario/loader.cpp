@@ -280,7 +280,7 @@ Step parse_step(const Reader& r, const YAML::Node& n, const std::string& where) 
   r.count_step(n);
   static const char* kinds[] = {"compute", "lock",     "atomic",   "read",     "call",      "repeat",
                                 "branch",  "sleep",    "percpu_add", "lockref", "seq_read", "seq_write",
-                                "rcu_read", "synchronize_rcu", "call_rcu", "sum", "walk", "dec_and_lock"};
+                                "rcu_read", "synchronize_rcu", "call_rcu", "sum", "walk", "dec_and_lock", "alloc"};
   const char* kind = nullptr;
   for (const char* k : kinds) {
     if (n[k]) {
@@ -291,7 +291,7 @@ Step parse_step(const Reader& r, const YAML::Node& n, const std::string& where) 
   if (!kind)
     r.fail(n, "a step of " + where + " names no step kind",
            "one of: compute, lock, atomic, read, call, repeat, branch, sleep, percpu_add, lockref, seq_read, "
-           "seq_write, rcu_read, synchronize_rcu, call_rcu, sum");
+           "seq_write, rcu_read, synchronize_rcu, call_rcu, sum, walk, dec_and_lock, alloc");
   Step s;
   s.mark = r.mark(n);
   const std::string k = kind;
@@ -408,6 +408,20 @@ Step parse_step(const Reader& r, const YAML::Node& n, const std::string& where) 
     s.lock = r.name(r.require(n, "spinlock", "the " + what), "spinlock of the " + what);
     s.probability = parse_probability(r, r.require(n, "last", "the " + what), "last", s.probability_param);
     s.time = r.time_dist(r.require(n, "hold", "the " + what), "hold time of the " + what, false);
+  } else if (k == "alloc") {
+    // __alloc_pages: `pages` from the pool; below its low watermark the
+    // task runs `reclaim` (direct reclaim), which gives back `reclaimed`.
+    r.only_keys(n, "a " + what, {"alloc", "pages", "reclaim", "reclaimed", "fn", "if"});
+    s.kind = StepKind::kAlloc;
+    s.target = r.name(n["alloc"], "pool name of the " + what);
+    s.count = static_cast<int>(r.integer(r.require(n, "pages", "the " + what), "pages", 1, 1 << 20));
+    s.has_body = true;
+    s.body = body("reclaim", true);
+    const auto freed = r.require(n, "reclaimed", "the " + what + " (pages its direct reclaim gives back)");
+    s.reclaimed = static_cast<int>(r.integer(freed, "reclaimed", 1, 1 << 20));
+    if (s.reclaimed < s.count)
+      r.fail(freed, "direct reclaim gives back " + std::to_string(s.reclaimed) + " pages but the allocation takes " +
+                        std::to_string(s.count), "reclaimed >= pages (the reclaiming task frees at least what it needs)");
   } else if (k == "walk") {
     r.only_keys(n, "a " + what, {"walk", "mode", "component", "refcount", "refuse_rcu", "refuse_if", "on_refuse",
                                  "keep_last", "locked_put", "fn", "if"});
@@ -463,10 +477,11 @@ std::vector<Step> parse_steps(const Reader& r, const YAML::Node& n, const std::s
   return out;
 }
 
-// A mapping of NAME: {scope: S} declarations (lines, seqcounts).
-template <class Decl>
+// A mapping of NAME: {scope: S, ...} declarations (lines, seqcounts, pools);
+// `extra` reads the keys beyond scope that `allowed` lets through.
+template <class Decl, class Extra>
 void parse_scoped(const Reader& r, const YAML::Node& n, const std::string& kind, const std::string& strategy,
-                  std::map<std::string, Decl>& out) {
+                  std::map<std::string, Decl>& out, std::initializer_list<const char*> allowed, Extra extra) {
   r.expect_map(n, kind + "s of strategy '" + strategy + "'");
   for (const auto& kv : n) {
     Decl d;
@@ -474,10 +489,49 @@ void parse_scoped(const Reader& r, const YAML::Node& n, const std::string& kind,
     d.mark = r.mark(kv.first);
     const std::string what = kind + " '" + d.name + "'";
     r.expect_map(kv.second, what);
-    r.only_keys(kv.second, what, {"scope"});
+    r.only_keys(kv.second, what, allowed);
     d.scope = parse_scope(r, r.require(kv.second, "scope", what));
+    extra(d, kv.second, what);
     out[d.name] = d;
   }
+}
+template <class Decl>
+void parse_scoped(const Reader& r, const YAML::Node& n, const std::string& kind, const std::string& strategy,
+                  std::map<std::string, Decl>& out) {
+  parse_scoped(r, n, kind, strategy, out, {"scope"}, [](Decl&, const YAML::Node&, const std::string&) {});
+}
+
+// A number >= 0, or "$name" of a number parameter (checked when compiled).
+NumberRef parse_number_ref(const Reader& r, const YAML::Node& n, const std::string& what) {
+  NumberRef v;
+  if (Reader::is_param(n)) {
+    v.param = r.param_name(n, what);
+    return v;
+  }
+  const std::string t = r.scalar(n, what);
+  std::size_t used = 0;
+  try {
+    v.value = std::stod(t, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used != t.size() || t.empty() || !std::isfinite(v.value) || v.value < 0)
+    r.fail(n, what + " '" + t + "' is not a number >= 0", "a number such as 1024, or $NAME of a number parameter");
+  return v;
+}
+
+// pools: NAME: {scope: S, low: PAGES, high: PAGES, refill: PAGES_PER_S}
+void parse_pools(const Reader& r, const YAML::Node& n, const std::string& strategy, std::map<std::string, PoolDecl>& out) {
+  parse_scoped(r, n, "pool", strategy, out, {"scope", "low", "high", "refill"},
+               [&](PoolDecl& d, const YAML::Node& m, const std::string& what) {
+                 d.low = parse_number_ref(r, r.require(m, "low", what + " (low watermark, pages)"), "low watermark of " + what);
+                 d.high = parse_number_ref(r, r.require(m, "high", what + " (high watermark, pages)"),
+                                           "high watermark of " + what);
+                 d.refill = parse_number_ref(r, r.require(m, "refill", what + " (kswapd's pages per second)"),
+                                             "refill rate of " + what);
+                 if (d.low.param.empty() && d.high.param.empty() && d.high.value < d.low.value)
+                   r.fail(m["high"], "the high watermark of " + what + " is below its low watermark", "low <= high");
+               });
 }
 
 Strategy parse_strategy(const Reader& r, const std::string& name, const YAML::Node& n) {
@@ -486,7 +540,7 @@ Strategy parse_strategy(const Reader& r, const std::string& name, const YAML::No
   s.mark = r.mark(n);
   r.expect_map(n, "strategy '" + name + "'");
   r.only_keys(n, "strategy '" + name + "'",
-              {"description", "extends", "kernel", "locks", "lines", "seqcounts", "dentries", "dentry_lock", "ops"});
+              {"description", "extends", "kernel", "locks", "lines", "seqcounts", "pools", "dentries", "dentry_lock", "ops"});
   if (const auto dentries = n["dentries"]) {
     r.expect_map(dentries, "dentries of strategy '" + name + "'");
     const auto kind = r.require(n, "dentry_lock", "strategy '" + name + "' (it declares dentries)");
@@ -559,6 +613,7 @@ Strategy parse_strategy(const Reader& r, const std::string& name, const YAML::No
     }
   }
   if (const auto lines = n["lines"]) parse_scoped(r, lines, "line", name, s.lines);
+  if (const auto pools = n["pools"]) parse_pools(r, pools, name, s.pools);
   if (const auto ops = n["ops"]) {
     r.expect_map(ops, "ops of strategy '" + name + "'");
     for (const auto& kv : ops) {
@@ -594,6 +649,7 @@ void resolve_extends(const Reader& r, std::vector<Strategy>& strategies, const Y
       for (const auto& [k, v] : p.locks) s.locks.emplace(k, v);
       for (const auto& [k, v] : p.lines) s.lines.emplace(k, v);
       for (const auto& [k, v] : p.seqcounts) s.seqcounts.emplace(k, v);
+      for (const auto& [k, v] : p.pools) s.pools.emplace(k, v);
       for (const auto& [k, v] : p.dentries) s.dentries.emplace(k, v);
       if (s.hz == 0) s.hz = p.hz;
       for (const auto& [k, v] : p.ops) s.ops.emplace(k, v);
@@ -685,6 +741,11 @@ void check_references(const Strategy& s, const std::vector<std::string>& loop, c
             throw ScenarioError(st.mark, "strategy '" + s.name + "' waits for RCU grace periods but gives no tick rate",
                                 "'kernel: {hz: N}' in the strategy (or the one it extends)");
           break;
+        case StepKind::kAlloc:
+          if (!s.pools.count(st.target))
+            throw ScenarioError(st.mark, "strategy '" + s.name + "' allocates from pool '" + st.target +
+                                             "', which it does not declare", "a pool declared under 'pools:'");
+          break;
         case StepKind::kCall:
           if (!s.ops.count(st.target))
             throw ScenarioError(st.mark, "strategy '" + s.name + "' calls op '" + st.target + "', which it does not define",
@@ -697,6 +758,9 @@ void check_references(const Strategy& s, const std::vector<std::string>& loop, c
     }
   };
   for (const auto& [name, op] : s.ops) walk(op.steps);
+  for (const auto& [name, pool] : s.pools)
+    for (const NumberRef* v : {&pool.low, &pool.high, &pool.refill})
+      if (!v->param.empty()) need_param(v->param, ParamValue::Type::kNumber, pool.mark);
   for (const auto& l : loop)
     if (!s.ops.count(l))
       throw ScenarioError(loop_mark, "the workload loop runs op '" + l + "', which strategy '" + s.name + "' does not define",

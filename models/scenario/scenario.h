@@ -107,6 +107,21 @@ struct SeqDecl {
   SourceMark mark;
 };
 
+// A number given in the file or as "$name" of a number parameter.
+struct NumberRef {
+  double value = 0;
+  std::string param;
+};
+
+// Free pages between watermarks, refilled by kswapd (models/kernel/free_pages.h).
+struct PoolDecl {
+  std::string name;
+  Scope scope = Scope::kNode;
+  NumberRef low, high;  // pages: the watermarks
+  NumberRef refill;     // pages per second kswapd returns while below `high`
+  SourceMark mark;
+};
+
 enum class StepKind {
   kCompute,         // compute: TIME                      CPU time, nothing shared
   kLock,            // lock: L, hold: TIME | body: [...]  (mode: read|write)
@@ -126,6 +141,7 @@ enum class StepKind {
   kSumPerCpu,       // sum: LINE                          read every CPU's copy
   kWalk,            // walk: [dentries], mode: rcu|ref     path lookup (expanded at compile time)
   kDecAndLock,      // dec_and_lock: LINE, spinlock: L, last: P, hold: TIME   atomic_dec_and_lock
+  kAlloc,           // alloc: POOL, pages: N, reclaim: [...], reclaimed: M   page allocation, direct reclaim below low
 };
 
 // A path walk (fs/namei.c), expanded into steps when the program is compiled.
@@ -148,9 +164,10 @@ struct Step {
   TimeDist time;         // compute/sleep time, lock hold, callback cost
   LockMode mode = LockMode::kExclusive;
   bool has_body = false;
-  std::vector<Step> body;       // under the lock / repeated / then / read section
+  std::vector<Step> body;       // under the lock / repeated / then / read section / direct reclaim
   std::vector<Step> else_body;  // branch
-  int count = 1;                // repeat count; percpu batch; seq retries (-1: unbounded)
+  int count = 1;                // repeat count; percpu batch; seq retries (-1: unbounded); alloc pages
+  int reclaimed = 0;            // alloc: pages its direct reclaim gives back
   double probability = 0;       // branch
   std::string lock;             // percpu_add's counter lock; seq_read's fallback lock
   std::string fn;               // kernel function this step stands for (profile)
@@ -175,6 +192,7 @@ struct Strategy {
   std::map<std::string, LockDecl> locks;
   std::map<std::string, LineDecl> lines;
   std::map<std::string, SeqDecl> seqcounts;
+  std::map<std::string, PoolDecl> pools;
   std::map<std::string, Scope> dentries;  // each implies NAME.d_lock, NAME.d_count, NAME.d_seq
   std::map<std::string, OpDef> ops;
   int hz = 0;  // kernel: {hz: N}; needed by RCU grace periods

@@ -218,6 +218,31 @@ def test_copy_is_independent():
 
 # -- running ------------------------------------------------------------------
 
+def test_free_page_pool_feedback_and_derive_through_a_pool_entry():
+    # A lock-guarded direct reclaim behind a page allocation: kswapd's refill
+    # rate decides how often tasks reach the lock.
+    d = lockloop(kinds=("ticket",))
+    strat = d["strategies"]["ticket"]
+    strat["pools"] = {"free_pages": {"scope": "global", "low": 256, "high": 512, "refill": 5e6}}
+    strat["ops"]["step"] = [{"compute": {"exp": "$think"}},
+                            {"alloc": "free_pages", "pages": 1, "reclaimed": 32,
+                             "reclaim": [{"lock": "l", "hold": "400ns"}]}]
+    sc = vfssim.Scenario.from_dict(d)
+    p = sc.run_point("ticket", 8)
+    pools = p.pools
+    assert list(pools.columns) == ["name", "instances", "allocations", "direct_reclaims", "pages_allocated",
+                                   "pages_reclaimed", "pages_refilled"]
+    row = pools.iloc[0]
+    assert row["direct_reclaims"] > 0 and row["allocations"] > row["direct_reclaims"]
+    # every page taken came from kswapd, direct reclaim or the initial high watermark
+    assert row["pages_allocated"] <= row["pages_refilled"] + row["pages_reclaimed"] + 512 + 1e-6
+    # a faster kswapd: fewer tasks reach direct reclaim (derive copies the pool entry from the parent)
+    sc.derive("fast-kswapd", "ticket", {"pools.free_pages.refill": 2e7})
+    q = sc.run_point("fast-kswapd", 8)
+    assert q.pools.iloc[0]["direct_reclaims"] < 0.5 * row["direct_reclaims"]
+    assert q.ops_per_sec > p.ops_per_sec
+
+
 def test_run_point_matches_the_sweep_point():
     sc = vfssim.Scenario.load(SEED)
     sw = sc.sweep(cpus=[1, 8], seed=5, progress=False)

@@ -17,16 +17,25 @@ VFSSIM = str(BUILD / "vfssim")
 BASE = ROOT / "tests/bad-scenarios/valid/base.yaml"
 # Every table with per-run rows, and the columns that differ between two
 # runs of the same sweep (ids and wall-clock times).
-TABLES = ["curve", "points", "lock_stats", "profile", "line_stats", "seqcount_stats", "rcu_stats"]
+TABLES = ["curve", "points", "lock_stats", "profile", "line_stats", "seqcount_stats", "rcu_stats", "pool_stats"]
 VOLATILE = {"run_id", "wall_seconds"}
 
 
 @pytest.fixture
 def slow_scenario(tmp_path):
-    """The corpus' base scenario, long enough that a sweep takes seconds."""
+    """The corpus' base scenario, long enough that a sweep takes seconds, with
+    a free-page pool whose direct reclaims must come back from --resume too."""
     path = tmp_path / "slow.yaml"
     text = BASE.read_text().replace("duration: 20us", "duration: 60ms").replace(
-        "cpus: [1, 2, 4]", "cpus: [1, 2, 4, 8, 16]")
+        "cpus: [1, 2, 4]", "cpus: [1, 2, 4, 8, 16]").replace(
+        "    seqcounts:\n      rename_seq: {scope: global}\n",
+        "    seqcounts:\n      rename_seq: {scope: global}\n"
+        "    pools:\n      free_pages: {scope: node, low: 64, high: 128, refill: 2000000}\n", 1).replace(
+        "      open:\n        - compute: $think\n",
+        "      open:\n        - compute: $think\n"
+        "        - alloc: free_pages\n          pages: 4\n          reclaimed: 32\n"
+        "          reclaim:\n            - lock: files_lock\n              hold: 300ns\n", 1)
+    assert "alloc: free_pages" in text
     path.write_text(text)
     return path
 
@@ -103,6 +112,7 @@ def test_interrupted_sweep_keeps_finished_points_and_resumes_to_the_same_numbers
     assert count(db, "select count(*) from runs") == 1  # completed under the same run id
     assert count(db, "select status from runs where id = 1") == "done"
     assert rows(db, 1) == rows(ref_db, 1)
+    assert count(db, "select sum(direct_reclaims) from pool_stats where run_id = 1") > 0
 
 
 def test_resume_prints_what_an_uninterrupted_run_prints(slow_scenario, tmp_path):

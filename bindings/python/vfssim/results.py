@@ -41,7 +41,8 @@ class PointResult:
     time per call chain, largest first; object_kind and synchronizing say
     whether an entry is time spent synchronizing on the lock or line in
     `detail`), lines (cache lines: loads, RMWs, bounces, queueing),
-    seqcounts; contention() sums the synchronizing time per lock or line.
+    seqcounts, pools (free pages: direct reclaims, kswapd refill); contention() sums the
+    synchronizing time per lock or line.
     """
 
     def __init__(self, data, native=None):
@@ -97,6 +98,14 @@ class PointResult:
         """Seqcounts: read sections, retries, writes."""
         return _pd().DataFrame(self._d["seqcounts"], columns=["name", "instances", "reads", "retries", "writes",
                                                               "begin_waits"])
+
+    @property
+    def pools(self):
+        """Free-page pools: allocations, how many entered direct reclaim (vmstat's allocstall), and the
+        pages taken, given back by direct reclaim and refilled by kswapd."""
+        return _pd().DataFrame(self._d["pools"],
+                               columns=["name", "instances", "allocations", "direct_reclaims", "pages_allocated",
+                                        "pages_reclaimed", "pages_refilled"])
 
     def contention(self):
         """Share of CPU time (0-1) spent synchronizing on each lock or cache line — waiting, spinning

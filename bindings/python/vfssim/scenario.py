@@ -32,7 +32,7 @@ class _Missing:
 
 
 _MISSING = _Missing()
-_STRATEGY_MAPS = ("locks", "lines", "seqcounts", "dentries", "ops")
+_STRATEGY_MAPS = ("locks", "lines", "seqcounts", "pools", "dentries", "ops")
 
 
 def _yaml_error(exc, name, text):
