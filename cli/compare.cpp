@@ -9,8 +9,11 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
+
 #include "cli/options.h"
 #include "cli/report.h"
+#include "cli/store.h"
 #include "cli/review.h"
 #include "models/experiment/experiment.h"
 #include "models/scenario/scenario.h"
@@ -113,6 +116,7 @@ int cmd_compare(const std::vector<std::string>& args) {
   int cpus = 0, reps = 3;
   std::uint64_t seed = 1;
   unsigned jobs = 0;
+  std::string db = "vfssim.db";
   opts.add_options()
     ("help,h", "this help")
     ("base", po::value(&base), "the strategy compared against (required)")
@@ -122,6 +126,8 @@ int cmd_compare(const std::vector<std::string>& args) {
     ("variant", po::value(&variant)->default_value("default"), "workload variant")
     ("seed", po::value(&seed)->default_value(1), "run seed")
     ("jobs,j", po::value(&jobs)->default_value(0), "worker threads (default: all cores)")
+    ("db", po::value(&db)->default_value("vfssim.db"),
+     "results database (SQLite): both sides' replications as a run, and the table; '' to store nothing")
     ("json", "print one JSON document on stdout instead of the table");
   std::string file;
   po::variables_map vm;
@@ -141,6 +147,11 @@ int cmd_compare(const std::vector<std::string>& args) {
   if (cpus < 1 || cpus > topo.num_cpus())
     throw po::error("--cpus: " + std::to_string(cpus) + " is not between 1 and the " + std::to_string(topo.num_cpus()) +
                     " CPUs of machine " + v.machine_name);
+
+  // Open the store before running: a bad --db fails before the work.
+  std::unique_ptr<Store> store;
+  if (!db.empty()) store = std::make_unique<Store>(db);
+  const auto wall_start = std::chrono::steady_clock::now();
 
   std::vector<models::PointSpec> specs;
   for (const auto* s : {&base, &neu})
@@ -172,6 +183,30 @@ int cmd_compare(const std::vector<std::string>& args) {
   add_top_rows(rows, lock_waits_us(base_reps), lock_waits_us(new_reps), kTopLocks,
                [](const std::string& lock) { return "lock_stat." + lock + ".waittime-total"; });
 
+  std::int64_t run_id = 0;
+  if (store) {
+    std::string joined;
+    for (const auto& a : args) joined += (joined.empty() ? "" : " ") + a;
+    run_id = store->begin_run(sc, seed, reps, joined);
+    for (const auto* side : {&base_reps, &new_reps}) {
+      models::CurvePoint cp;
+      cp.strategy = side->front().spec.strategy;
+      cp.variant = variant;
+      cp.cpus = cpus;
+      cp.reps = *side;
+      models::summarize(cp);
+      store->add_point(run_id, cp);
+    }
+    std::vector<Store::ComparisonRow> stored;
+    for (const auto& r : rows) {
+      const double b = mean(r.base), n = mean(r.neu);
+      stored.push_back(Store::ComparisonRow{base, neu, variant, cpus, r.metric, b, stddev_pct(r.base), n,
+                                            stddev_pct(r.neu), b != 0 ? (n - b) / b * 100 : NAN});
+    }
+    store->add_comparison(run_id, stored);
+    store->finish_run(run_id, std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count());
+  }
+
   if (vm.count("json")) {
     json jrows = json::array();
     for (const auto& r : rows) {
@@ -192,7 +227,8 @@ int cmd_compare(const std::vector<std::string>& args) {
                    {"seed", seed},
                    {"rows", jrows},
                    {"bottleneck", {{"base", bottleneck_json(what_if[0].removed)}, {"new", bottleneck_json(what_if[1].removed)}}},
-                   {"next_bottleneck", {{"base", bottleneck_json(what_if[0].next)}, {"new", bottleneck_json(what_if[1].next)}}}};
+                   {"next_bottleneck", {{"base", bottleneck_json(what_if[0].next)}, {"new", bottleneck_json(what_if[1].next)}}},
+                   {"run_id", store ? json(run_id) : json(nullptr)}};
     std::cout << doc.dump(2) << "\n";
     return 0;
   }
@@ -223,6 +259,7 @@ int cmd_compare(const std::vector<std::string>& args) {
                 << w.removed->name << (w.removed->kind == "lock" ? " made free" : " made private") << ": "
                 << format_rate(w.ops_per_sec) << " ops/s, next bottleneck: " << describe(w.next) << "\n";
   }
+  if (store) std::cout << "\nstored as run " << run_id << " in " << db << "\n";
   return 0;
 }
 

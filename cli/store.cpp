@@ -188,6 +188,23 @@ CREATE TABLE pool_stats (
 );
 ALTER TABLE validation_figures ADD COLUMN bound TEXT NOT NULL DEFAULT 'about';
 )sql",
+    R"sql(
+CREATE TABLE comparisons (
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  base TEXT NOT NULL,
+  new TEXT NOT NULL,
+  variant TEXT NOT NULL,
+  cpus INTEGER NOT NULL,
+  row INTEGER NOT NULL,
+  metric TEXT NOT NULL,
+  base_mean REAL NOT NULL,
+  base_stddev_pct REAL NOT NULL,
+  new_mean REAL NOT NULL,
+  new_stddev_pct REAL NOT NULL,
+  change_pct REAL,
+  PRIMARY KEY (run_id, row)
+);
+)sql",
 };
 
 constexpr int kMigrationCount = sizeof(kMigrations) / sizeof(kMigrations[0]);
@@ -334,6 +351,26 @@ void Store::add_point(std::int64_t run_id, const models::CurvePoint& cp) {
       }
     }
     add_point_details(run_id, cp);  // lines, seqcounts, pools, RCU (cli/store_durable.cpp)
+    exec("COMMIT");
+  } catch (...) {
+    exec("ROLLBACK");
+    throw;
+  }
+}
+
+void Store::add_comparison(std::int64_t run_id, const std::vector<ComparisonRow>& rows) {
+  exec("BEGIN IMMEDIATE");
+  try {
+    Sql s(db_,
+          "INSERT INTO comparisons(run_id, base, new, variant, cpus, row, metric, base_mean, base_stddev_pct, "
+          "new_mean, new_stddev_pct, change_pct) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const auto& r = rows[i];
+      s.bind(1, run_id).bind(2, r.base).bind(3, r.neu).bind(4, r.variant).bind(5, static_cast<std::int64_t>(r.cpus));
+      s.bind(6, static_cast<std::int64_t>(i)).bind(7, r.metric).bind(8, r.base_mean).bind(9, r.base_stddev_pct);
+      s.bind(10, r.new_mean).bind(11, r.new_stddev_pct).bind_real(12, r.change_pct);
+      s.run();
+    }
     exec("COMMIT");
   } catch (...) {
     exec("ROLLBACK");

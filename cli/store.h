@@ -14,6 +14,7 @@
 //               that --resume reads back what the sweep produced (schema 3)
 //   pool_stats  per replication and free-page pool: allocations, direct
 //               reclaims, pages (schema 4, which also adds validation_figures.bound)
+//   comparisons `vfssim compare`'s LKP rows; its replications are a run (schema 5)
 // WAL mode; a run's rows are written in one transaction per curve point,
 // as soon as the point finishes (cli/run_durable.cpp).
 #pragma once
@@ -37,7 +38,7 @@ class StoreError : public std::runtime_error {
 
 class Store {
  public:
-  static constexpr int kSchemaVersion = 4;
+  static constexpr int kSchemaVersion = 5;
 
   // Opens or creates the database and migrates it. A file that is not a
   // vfssim database (or is damaged) raises StoreError and is left untouched.
@@ -77,6 +78,15 @@ class Store {
     double peak_cpus = 0;  // stored NULL when infinite (kappa = 0)
   };
   void add_fits(std::int64_t run_id, const std::vector<FitRow>& fits);
+  // `vfssim compare` (schema 5): its LKP table, one row per metric, in order;
+  // change_pct NaN (stored NULL) when the base is 0.
+  struct ComparisonRow {
+    std::string base, neu, variant;
+    int cpus = 0;
+    std::string metric;
+    double base_mean = 0, base_stddev_pct = 0, new_mean = 0, new_stddev_pct = 0, change_pct = 0;
+  };
+  void add_comparison(std::int64_t run_id, const std::vector<ComparisonRow>& rows);
 
   // Durable sweeps (schema 3; cli/store_durable.cpp). `sweep` names the
   // curve points a run plans, "strategy/variant@cpus ..." in order: with

@@ -276,14 +276,26 @@ with tempfile.TemporaryDirectory() as tmp:
           "human run output shows fits and bottlenecks")
 
     # compare: the LKP table and its JSON.
-    c = run("compare", good, "--base", "locked", "--new", "free", "--cpus", "4", "--reps", "2")
+    cdb = os.path.join(tmp, "compare.db")
+    c = run("compare", good, "--base", "locked", "--new", "free", "--cpus", "4", "--reps", "2", "--db", cdb)
     check(c.returncode == 0 and "      base  %stddev     %change         new  %stddev" in c.stdout,
           "compare prints the LKP header: " + c.stderr[-300:])
     check("vfssim.throughput" in c.stdout and "perf-profile.cpu-cycles." in c.stdout
           and "lock_stat.big.waittime-total" in c.stdout, "compare rows: throughput, profile, lock_stat")
-    cj = run("compare", good, "--base", "locked", "--new", "free", "--json")
+    printed = [l for l in c.stdout.splitlines() if l.strip() and l.split()[-1].startswith(("vfssim.", "perf-profile.", "lock_stat."))]
+    con = sqlite3.connect(cdb)
+    check(con.execute("select count(*), min(status) from runs").fetchone() == (1, "done"), "compare stores one run")
+    check(sorted(r[0] for r in con.execute("select strategy from curve")) == ["free", "locked"]
+          and con.execute("select count(*) from points").fetchone()[0] == 4, "both sides' replications are stored")
+    stored = con.execute("select metric, base, new, cpus from comparisons order by row").fetchall()
+    check([r[0] for r in stored] == [l.split()[-1] for l in printed] and all(r[1:] == ("locked", "free", 4) for r in stored),
+          "compare stores its table, row for row")
+    con.close()
+    check("stored as run 1 in " + cdb in c.stdout, "compare says where it stored the run")
+    cj = run("compare", good, "--base", "locked", "--new", "free", "--json", "--db", "")
     check(cj.returncode == 0, "compare --json exits 0")
     cdoc = json.loads(cj.stdout)
+    check(cdoc["run_id"] is None, "compare --db '' stores nothing")
     check(cdoc["base"] == "locked" and cdoc["new"] == "free" and cdoc["cpus"] == 4, "compare names both and the CPUs")
     row_keys = {"metric", "base", "base_stddev_pct", "new", "new_stddev_pct", "change_pct"}
     check(all(set(r) == row_keys for r in cdoc["rows"]) and cdoc["rows"][0]["metric"] == "vfssim.throughput",
@@ -293,7 +305,7 @@ with tempfile.TemporaryDirectory() as tmp:
           "%change is (new - base) / base")
     check(cdoc["bottleneck"]["base"]["name"] == "big" and cdoc["bottleneck"]["new"] is None
           and "next_bottleneck" in cdoc, "compare reports each side's bottleneck")
-    check(run("compare", good, "--base", "locked", "--new", "nonesuch").returncode == 2,
+    check(run("compare", good, "--base", "locked", "--new", "nonesuch", "--db", "").returncode == 2,
           "compare: unknown strategy exits 2")
 
 print(f"cli: {len(failures)} failed")

@@ -399,7 +399,7 @@ def test_compare_agrees_with_the_cli():
     if not exe.exists():
         pytest.skip("the vfssim command is not built")
     out = subprocess.run([str(exe), "compare", str(SEED), "--base", "baseline", "--new", "vfs-scale", "--cpus", "8",
-                          "--reps", "2", "--json"], capture_output=True, text=True)
+                          "--reps", "2", "--json", "--db", ""], capture_output=True, text=True)
     if out.returncode != 0:
         pytest.skip(f"vfssim compare unavailable: {out.stderr.strip()[:200]}")
     rows = json.loads(out.stdout)["rows"]
