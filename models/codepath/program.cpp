@@ -117,7 +117,7 @@ class Compiler {
       h.time = *hold;
       emit(h, f, symbol(p_.frames[f].name), lock, st.mark);
     }
-    emit(make_instr(InstrKind::kRelease, mode, slot), f, symbol("unlock"), lock, st.mark);
+    emit(make_instr(InstrKind::kRelease, mode, slot), f, symbol(release_symbol(p_.locks[slot].kind, mode)), lock, st.mark);
   }
 
   void steps(const std::vector<Step>& list, std::uint32_t frame) {
@@ -199,7 +199,8 @@ class Compiler {
                symbol(wait_symbol(p_.locks[slot].kind, LockMode::kExclusive)), st.lock, st.mark);
           emit(make_instr(InstrKind::kAtomic, LockMode::kExclusive, line_slot(st.target)), f, symbol(p_.frames[f].name),
                st.target, st.mark);
-          emit(make_instr(InstrKind::kRelease, LockMode::kExclusive, slot), f, symbol("unlock"), st.lock, st.mark);
+          emit(make_instr(InstrKind::kRelease, LockMode::kExclusive, slot), f,
+               symbol(release_symbol(p_.locks[slot].kind, LockMode::kExclusive)), st.lock, st.mark);
           p_.code[at].jump = here();
           break;
         }
@@ -301,6 +302,15 @@ class Compiler {
         }
       }
     }
+  }
+
+  // What perf shows for time spent releasing a lock of this kind.
+  static const char* release_symbol(const std::string& kind, LockMode mode) {
+    if (kind == "mutex") return "mutex_unlock";
+    if (kind == "rwsem") return mode == LockMode::kShared ? "up_read" : "up_write";
+    if (kind == "rwlock") return mode == LockMode::kShared ? "_raw_read_unlock" : "_raw_write_unlock";
+    if (kind == "brlock") return mode == LockMode::kShared ? "br_read_unlock" : "br_write_unlock";
+    return "_raw_spin_unlock";
   }
 
   // What perf shows for time spent waiting on a lock of this kind.
