@@ -109,6 +109,21 @@ Executor::Executor(sim::Simulation& sim, const Program& program, const Topology&
       pool_table_[t * npools + s] = pool_instances_[it->second].get();
     }
   }
+  // SMT siblings share a core's execution resources: a compute step (and a
+  // lock hold, which is one) takes longer while other threads of its core
+  // run their code paths too. A sibling waiting for a lock does not count:
+  // asleep it is off the core, and spinning it sits in `pause`, which
+  // Intel introduced with Hyper-Threading to hand the core to the sibling
+  // (and measured per-function times, as seed 004's profile, already
+  // include such siblings). The sibling's state is read when the step
+  // starts and the step keeps that rate (compute runs ahead of the clock);
+  // so a lock's new holder counts the sibling that just handed it over as
+  // busy, though that sibling's next step may be to wait again.
+  for (std::size_t t = 0; t < n; ++t)
+    for (std::size_t u = 0; u < n; ++u)
+      if (u != t && topo_.core_of(tasks_[u].cpu) == topo_.core_of(tasks_[t].cpu)) tasks_[t].siblings.push_back(u);
+  smt_slowdown_.push_back(1.0);
+  for (int busy = 1; busy <= topo_.num_cpus() / topo_.num_cores(); ++busy) smt_slowdown_.push_back(topo_.compute_slowdown(busy));
   if (program_.uses_sum) {
     // Reading every CPU's copy of a per-CPU line: a copy that a busy CPU
     // keeps writing comes from that CPU's cache; an idle CPU's copy is never
@@ -319,7 +334,13 @@ void Executor::run(std::size_t t, sim::Time at, bool from_event) {
     switch (in.kind) {
       // ---- local steps ----
       case InstrKind::kCompute: {
-        const Duration d = draw(task, in.time);
+        Duration d = draw(task, in.time);
+        if (!task.siblings.empty()) {
+          std::size_t busy = 1;
+          for (const std::size_t u : task.siblings) busy += !tasks_[u].blocked;
+          const double slow = smt_slowdown_[busy];
+          if (slow != 1.0) d = Duration{static_cast<std::int64_t>(static_cast<double>(d.count()) * slow + 0.5)};
+        }
         time_ps_[task.pc] += d.count();
         at += d;
         ++task.pc;

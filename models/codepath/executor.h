@@ -157,6 +157,7 @@ class Executor final : public sim::EventHandler {
     sim::Time last_iteration_end{Duration{-1}};
     std::uint64_t window_iterations = 0;
     sim::RngStream rng;
+    std::vector<std::size_t> siblings;  // tasks on the other hardware threads of this CPU's core
     Lock** locks = nullptr;        // slot -> instance
     std::uint32_t* lock_ids = nullptr;
     CacheLine** lines = nullptr;   // slot -> instance
@@ -212,6 +213,8 @@ class Executor final : public sim::EventHandler {
   std::vector<CacheLine*> line_table_;
   std::vector<SeqCount*> seq_table_;
   std::vector<std::uint32_t> seq_id_table_;
+
+  std::vector<double> smt_slowdown_;  // by busy threads of a core (index 1..threads per core)
 
   std::vector<bool> lock_removed_;  // per lock slot: kind "free" (acquire/release are no-ops)
 

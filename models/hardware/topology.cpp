@@ -109,6 +109,13 @@ Topology::Topology(TopologySpec spec) : spec_(std::move(spec)) {
 
 int Topology::num_elements(int level) const { return per_level_total_.at(level); }
 
+double Topology::compute_slowdown(int busy) const {
+  const int threads = num_cpus_ / num_cores();
+  if (busy <= 1 || threads <= 1 || spec_.smt_throughput <= 0) return 1.0;
+  const double core = 1.0 + (spec_.smt_throughput - 1.0) * (busy - 1) / (threads - 1);
+  return busy / core;
+}
+
 int Topology::element_of(int cpu, int level) const {
   return cpu / (num_cpus_ / per_level_total_[level]);
 }

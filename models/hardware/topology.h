@@ -53,6 +53,10 @@ struct TopologySpec {
   Duration local_atomic{10000};  // atomic RMW on a line held exclusively here
   // Extra cost of a store or RMW per other CPU sharing the line (invalidations).
   Duration invalidate_per_sharer{0};
+  // Throughput of a core with all its hardware threads busy, relative to
+  // one thread alone (SMT yield, e.g. 1.25); 0: not given, siblings do not
+  // slow each other. See compute_slowdown().
+  double smt_throughput = 0;
   // Optional measured CPU-to-CPU transfer matrix, row-major, cpus x cpus
   // (replaces the graph's shortest paths when given).
   std::vector<Duration> measured_matrix;
@@ -83,6 +87,12 @@ class Topology {
   Duration local_atomic() const { return spec_.local_atomic; }
   Duration invalidate_per_sharer() const { return spec_.invalidate_per_sharer; }
 
+  // How much longer a compute step takes on a hardware thread whose core
+  // runs `busy` threads (1 = alone): the core's throughput grows linearly
+  // from 1 (one thread) to smt_throughput (all threads), shared equally,
+  // so each thread runs at that throughput / busy. 1 when alone or when
+  // the machine gives no smt_throughput.
+  double compute_slowdown(int busy) const;
   // Index of the element at `level` that contains `cpu`.
   int element_of(int cpu, int level) const;
   int node_of(int cpu) const { return element_of(cpu, spec_.numa_level); }

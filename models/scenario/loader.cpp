@@ -787,11 +787,13 @@ void check_references(const Strategy& s, const std::vector<std::string>& loop, c
   for (const auto& [name, op] : s.ops) visit(name, op.mark);
 }
 
+double parse_fraction(const Reader& r, const YAML::Node& n, const std::string& what);
+
 TopologySpec parse_machine(const Reader& r, const YAML::Node& n, const std::string& name_hint) {
   TopologySpec t;
   r.expect_map(n, "machine");
   r.only_keys(n, "machine", {"machine", "description", "levels", "numa", "core", "interconnect", "local_hit",
-                             "local_atomic", "invalidate_per_sharer", "matrix"});
+                             "local_atomic", "invalidate_per_sharer", "smt_throughput", "matrix"});
   t.name = n["machine"] ? r.name(n["machine"], "machine name") : name_hint;
   if (n["description"]) t.description = r.scalar(n["description"], "description");
   const auto levels = r.require(n, "levels", "machine");
@@ -854,6 +856,20 @@ TopologySpec parse_machine(const Reader& r, const YAML::Node& n, const std::stri
   t.local_hit = r.duration(r.require(n, "local_hit", "machine"), "local_hit", false);
   t.local_atomic = r.duration(r.require(n, "local_atomic", "machine"), "local_atomic", false);
   if (n["invalidate_per_sharer"]) t.invalidate_per_sharer = r.duration(n["invalidate_per_sharer"], "invalidate_per_sharer", false);
+  if (const auto smt = n["smt_throughput"]) {
+    const int threads_per_core = [&] {
+      int k = 1;
+      for (std::size_t i = static_cast<std::size_t>(t.core_level) + 1; i < t.levels.size(); ++i) k *= t.levels[i].count;
+      return k;
+    }();
+    const double v = parse_fraction(r, smt, "smt_throughput");
+    if (!(v >= 1.0 && v <= threads_per_core))
+      r.fail(smt, "smt_throughput " + smt.Scalar() + " is outside 1.." + std::to_string(threads_per_core),
+             "a core's throughput with all " + std::to_string(threads_per_core) +
+                 " hardware threads busy relative to one thread, from 1 (no gain) to " +
+                 std::to_string(threads_per_core) + " (no sharing)");
+    t.smt_throughput = v;
+  }
   if (const auto m = n["matrix"]) {
     if (!m.IsSequence()) r.fail(m, "matrix is not a list of rows", "a list of rows of times");
     for (const auto& row : m) {
