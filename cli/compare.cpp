@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <boost/program_options.hpp>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -9,12 +10,11 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include <chrono>
-
 #include "cli/options.h"
 #include "cli/report.h"
-#include "cli/store.h"
 #include "cli/review.h"
+#include "cli/run_durable.h"
+#include "cli/store.h"
 #include "models/experiment/experiment.h"
 #include "models/scenario/scenario.h"
 #include "sim/parallel.h"
@@ -117,6 +117,8 @@ int cmd_compare(const std::vector<std::string>& args) {
   std::uint64_t seed = 1;
   unsigned jobs = 0;
   std::string db = "vfssim.db";
+  std::string max_events = "2e9";
+  double max_wall = 600;
   opts.add_options()
     ("help,h", "this help")
     ("base", po::value(&base), "the strategy compared against (required)")
@@ -129,6 +131,7 @@ int cmd_compare(const std::vector<std::string>& args) {
     ("db", po::value(&db)->default_value("vfssim.db"),
      "results database (SQLite): both sides' replications as a run, and the table; '' to store nothing")
     ("json", "print one JSON document on stdout instead of the table");
+  add_budget_options(opts, max_events, max_wall);
   std::string file;
   po::variables_map vm;
   if (!report::parse_file_command(args, opts, "compare", file, vm)) return 0;
@@ -148,6 +151,7 @@ int cmd_compare(const std::vector<std::string>& args) {
     throw po::error("--cpus: " + std::to_string(cpus) + " is not between 1 and the " + std::to_string(topo.num_cpus()) +
                     " CPUs of machine " + v.machine_name);
 
+  const models::PointLimits limits = point_limits(max_events, max_wall);
   // Open the store before running: a bad --db fails before the work.
   std::unique_ptr<Store> store;
   if (!db.empty()) store = std::make_unique<Store>(db);
@@ -158,7 +162,11 @@ int cmd_compare(const std::vector<std::string>& args) {
     for (int r = 0; r < reps; ++r) specs.push_back(models::PointSpec{*s, cpus, r, models::rep_seed(seed, r), variant});
   std::vector<models::PointResult> results(specs.size());
   sim::parallel_for(specs.size(), jobs == 0 ? sim::default_jobs() : jobs,
-                    [&](std::size_t i) { results[i] = models::run_point(sc, specs[i]); });
+                    [&](std::size_t i) { results[i] = models::run_point(sc, specs[i], limits); });
+  if (report_budget_stops(results, "compare", std::cerr)) {
+    std::cerr << "vfssim compare: no table, nothing stored\n";
+    return 1;
+  }
   const std::vector<models::PointResult> base_reps(results.begin(), results.begin() + reps);
   const std::vector<models::PointResult> new_reps(results.begin() + reps, results.end());
   const auto what_if = next_bottlenecks(sc, {&base_reps, &new_reps}, jobs);

@@ -87,12 +87,49 @@ std::string command_line(const std::vector<std::string>& args) {
 
 }  // namespace
 
-void add_durable_options(po::options_description& opts, DurableOptions& o) {
+void add_budget_options(po::options_description& opts, std::string& max_events, double& max_wall_seconds) {
   opts.add_options()
-    ("max-events", po::value(&o.max_events)->default_value(o.max_events),
-     "engine events allowed per point (0: no limit); a point past it stops the sweep with an error")
-    ("max-wall", po::value(&o.max_wall_seconds)->default_value(o.max_wall_seconds),
-     "wall-clock seconds allowed per point (0: no limit)")
+    ("max-events", po::value(&max_events)->default_value(max_events),
+     "engine events allowed per point (0: no limit); a point past it stops with an error")
+    ("max-wall", po::value(&max_wall_seconds)->default_value(max_wall_seconds),
+     "wall-clock seconds allowed per point (0: no limit)");
+}
+
+models::PointLimits point_limits(const std::string& max_events, double max_wall_seconds) {
+  models::PointLimits limits;
+  limits.max_events = parse_max_events(max_events);
+  if (!(max_wall_seconds >= 0)) throw po::error("--max-wall must be 0 (no limit) or a positive number of seconds");
+  limits.max_wall_seconds = max_wall_seconds;
+  return limits;
+}
+
+namespace {
+
+void explain_budget(const std::string& stop, std::ostream& err) {
+  if (stop.rfind("event budget", 0) == 0)
+    err << "  raise --max-events (0: no limit), or shorten the scenario's warmup and duration\n";
+  else if (stop.rfind("wall-time budget", 0) == 0)
+    err << "  raise --max-wall (0: no limit), or shorten the scenario's warmup and duration\n";
+}
+
+}  // namespace
+
+bool report_budget_stops(const std::vector<models::PointResult>& results, const std::string& command,
+                         std::ostream& err) {
+  bool any = false;
+  for (const auto& r : results) {
+    if (r.stop.empty() || models::finished(r)) continue;
+    any = true;
+    err << "vfssim " << command << ": " << r.spec.strategy << "/" << r.spec.variant << " @ " << r.spec.cpus
+        << " CPUs rep " << r.spec.rep << ": " << r.stop << "\n";
+    explain_budget(r.stop, err);
+  }
+  return any;
+}
+
+void add_durable_options(po::options_description& opts, DurableOptions& o) {
+  add_budget_options(opts, o.max_events, o.max_wall_seconds);
+  opts.add_options()
     ("resume", "complete the latest run of the same scenario, seed, replications, strategies, variants and CPUs "
                "in the database: points already stored are not run again");
 }
@@ -105,8 +142,7 @@ bool SweepOutcome::complete() const {
 }
 
 SweepOutcome run_durable_sweep(const models::Scenario& sc, const models::SweepSpec& spec, const DurableOptions& o) {
-  const std::uint64_t max_events = parse_max_events(o.max_events);
-  if (!(o.max_wall_seconds >= 0)) throw po::error("--max-wall must be 0 (no limit) or a positive number of seconds");
+  const models::PointLimits budget = point_limits(o.max_events, o.max_wall_seconds);
   models::SweepPlan plan;
   try {
     plan = models::plan_sweep(sc, spec);  // bad input stops here, before the database is touched
@@ -145,8 +181,8 @@ SweepOutcome run_durable_sweep(const models::Scenario& sc, const models::SweepSp
   out.stored = earlier.size();
 
   models::SweepControl control;
-  control.limits.max_events = max_events;
-  control.limits.max_wall_seconds = o.max_wall_seconds;
+  control.limits.max_events = budget.max_events;
+  control.limits.max_wall_seconds = budget.max_wall_seconds;
   control.limits.cancelled = [] { return g_signal != 0; };
   control.preload = [&](models::CurvePoint& cp) {
     auto it = earlier.find({cp.strategy, cp.variant, cp.cpus});
@@ -183,10 +219,7 @@ int finish_incomplete(SweepOutcome& out, std::ostream& err) {
       if (!r.stop.empty() && !models::finished(r) && r.stop.rfind("cancelled", 0) != 0) {
         err << "vfssim: " << where(cp) << (cp.reps.size() > 1 ? " rep " + std::to_string(r.spec.rep) : "") << ": "
             << r.stop << "\n";
-        if (r.stop.rfind("event budget", 0) == 0)
-          err << "  raise --max-events (0: no limit), or shorten the scenario's warmup and duration\n";
-        else if (r.stop.rfind("wall-time budget", 0) == 0)
-          err << "  raise --max-wall (0: no limit), or shorten the scenario's warmup and duration\n";
+        explain_budget(r.stop, err);
       }
   const char* what = out.signal == SIGINT ? "interrupted (SIGINT)" : out.signal == SIGTERM ? "terminated (SIGTERM)" : "stopped";
   if (out.store) {

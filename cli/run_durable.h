@@ -27,6 +27,17 @@ struct DurableOptions {
 // --max-events, --max-wall, --resume.
 void add_durable_options(boost::program_options::options_description& opts, DurableOptions& o);
 
+// --max-events and --max-wall for commands that run points directly
+// (validate, compare), and the limits they mean; bad values raise
+// boost::program_options::error.
+void add_budget_options(boost::program_options::options_description& opts, std::string& max_events,
+                        double& max_wall_seconds);
+models::PointLimits point_limits(const std::string& max_events, double max_wall_seconds);
+// Prints every point that ran out of its budget and how to raise it, for
+// `command`; true if one did (the command then exits 1 and uses nothing).
+bool report_budget_stops(const std::vector<models::PointResult>& results, const std::string& command,
+                         std::ostream& err);
+
 struct SweepOutcome {
   std::vector<models::CurvePoint> curve;
   std::unique_ptr<Store> store;  // null with --db ''

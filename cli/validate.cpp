@@ -15,6 +15,7 @@
 #include <optional>
 #include <tuple>
 
+#include "cli/run_durable.h"
 #include "cli/score.h"
 #include "cli/store.h"
 #include "models/experiment/experiment.h"
@@ -112,6 +113,8 @@ int cmd_validate(const std::vector<std::string>& args) {
   std::uint64_t seed = 1;
   int reps = 1;
   unsigned jobs = 0;
+  std::string max_events = "2e9";
+  double max_wall = 600;
   opts.add_options()
     ("help,h", "this help")
     ("json", "print one JSON document on stdout instead of tables")
@@ -120,6 +123,7 @@ int cmd_validate(const std::vector<std::string>& args) {
     ("seed", po::value(&seed)->default_value(1), "run seed")
     ("db", po::value(&db)->default_value("vfssim.db"), "results database (SQLite); '' to store nothing")
     ("quiet,q", "no progress on stderr");
+  add_budget_options(opts, max_events, max_wall);
   po::options_description hidden;
   std::vector<std::string> paths;
   hidden.add_options()("path", po::value(&paths));
@@ -166,6 +170,7 @@ int cmd_validate(const std::vector<std::string>& args) {
     }
   }
 
+  const models::PointLimits limits = point_limits(max_events, max_wall);
   const auto t0 = std::chrono::steady_clock::now();
   const std::size_t total = points.size() * static_cast<std::size_t>(reps);
   std::vector<models::PointResult> results(total);
@@ -175,7 +180,7 @@ int cmd_validate(const std::vector<std::string>& args) {
     const PointKey& k = points[i / static_cast<std::size_t>(reps)];
     const int rep = static_cast<int>(i % static_cast<std::size_t>(reps));
     models::PointSpec spec{k.strategy, k.cpus, rep, models::rep_seed(seed, rep), k.variant};
-    results[i] = models::run_point(scenarios[k.scenario], spec);
+    results[i] = models::run_point(scenarios[k.scenario], spec, limits);
     if (!quiet) {
       std::lock_guard<std::mutex> lk(progress_mutex);
       std::cerr << "\r[" << ++done << "/" << total << "] " << scenarios[k.scenario].name << ": " << k.strategy << "/"
@@ -184,6 +189,10 @@ int cmd_validate(const std::vector<std::string>& args) {
   });
   if (!quiet && total > 0) std::cerr << "\r" << std::string(72, ' ') << "\r";
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (report_budget_stops(results, "validate", std::cerr)) {
+    std::cerr << "vfssim validate: no figure scored, nothing stored\n";
+    return 1;
+  }
 
   auto value_at = [&](std::size_t s, const models::Expectation::PointRef& p, const std::string& m) {
     const std::size_t i = point_index.at(PointKey{s, p.strategy, p.variant, p.cpus});

@@ -308,5 +308,17 @@ with tempfile.TemporaryDirectory() as tmp:
     check(run("compare", good, "--base", "locked", "--new", "nonesuch", "--db", "").returncode == 2,
           "compare: unknown strategy exits 2")
 
+    # budgets: validate and compare stop on a point past --max-events, score and store nothing.
+    bdb = os.path.join(tmp, "budget.db")
+    bv = run("validate", scenario, "--max-events", "1000", "--db", bdb, "-q")
+    check(bv.returncode == 1 and "event budget exceeded" in bv.stderr and "raise --max-events" in bv.stderr
+          and (not os.path.exists(bdb) or sqlite3.connect(bdb).execute("select count(*) from validations").fetchone()[0] == 0),
+          "validate: a point past --max-events fails the run, stores nothing: " + bv.stderr[-200:])
+    bc = run("compare", good, "--base", "locked", "--new", "free", "--max-events", "100", "--db", bdb)
+    check(bc.returncode == 1 and "event budget exceeded" in bc.stderr and "no table" in bc.stderr
+          and sqlite3.connect(bdb).execute("select count(*) from runs").fetchone()[0] == 0,
+          "compare: a point past --max-events fails, no table: " + bc.stderr[-200:])
+    check(run("validate", scenario, "--max-wall", "-1", "--db", "").returncode == 2, "validate: --max-wall -1 is bad input")
+
 print(f"cli: {len(failures)} failed")
 sys.exit(1 if failures else 0)
