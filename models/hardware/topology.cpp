@@ -69,6 +69,7 @@ Topology::Topology(TopologySpec spec) : spec_(std::move(spec)) {
     per_level_total_.push_back(static_cast<int>(total));
   }
   num_cpus_ = static_cast<int>(total);
+  for (int t : per_level_total_) cpus_per_element_.push_back(num_cpus_ / t);
   const int last = static_cast<int>(spec_.levels.size()) - 1;
   if (spec_.numa_level < 0 || spec_.numa_level > last) throw std::invalid_argument("numa level out of range");
   if (spec_.core_level < 0 || spec_.core_level > last) throw std::invalid_argument("core level out of range");
@@ -114,10 +115,6 @@ double Topology::compute_slowdown(int busy) const {
   if (busy <= 1 || threads <= 1 || spec_.smt_throughput <= 0) return 1.0;
   const double core = 1.0 + (spec_.smt_throughput - 1.0) * (busy - 1) / (threads - 1);
   return busy / core;
-}
-
-int Topology::element_of(int cpu, int level) const {
-  return cpu / (num_cpus_ / per_level_total_[level]);
 }
 
 std::vector<int> Topology::place(int n, Placement p) const {

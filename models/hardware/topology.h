@@ -94,7 +94,7 @@ class Topology {
   // the machine gives no smt_throughput.
   double compute_slowdown(int busy) const;
   // Index of the element at `level` that contains `cpu`.
-  int element_of(int cpu, int level) const;
+  int element_of(int cpu, int level) const { return cpu / cpus_per_element_[static_cast<std::size_t>(level)]; }
   int node_of(int cpu) const { return element_of(cpu, spec_.numa_level); }
   int core_of(int cpu) const { return element_of(cpu, spec_.core_level); }
   int num_elements(int level) const;
@@ -113,6 +113,7 @@ class Topology {
   TopologySpec spec_;
   int num_cpus_ = 0;
   std::vector<int> per_level_total_;  // elements at each level
+  std::vector<int> cpus_per_element_;  // hardware threads in one element of each level
   Eigen::Matrix<std::int64_t, Eigen::Dynamic, Eigen::Dynamic> cost_ps_;
 };
 

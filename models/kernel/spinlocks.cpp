@@ -1,7 +1,5 @@
 #include "models/kernel/spinlocks.h"
 
-#include <algorithm>
-
 namespace vfssim::models {
 
 void LockStats::merge(const LockStats& o) {
@@ -33,25 +31,61 @@ bool FifoSpinlock::acquire(int cpu, Time now, LockMode, Time& granted_at) {
     return true;
   }
   waiters_.push({cpu, now});
+  if (count_spinners_) groups_.add(cpu);
   return false;
 }
 
-// A spinner's group: the outermost level at which it and `next` sit in
-// different elements, and its element there. One fetch per group.
-Duration FifoSpinlock::rereads_ahead(int next, const WaiterQueue& others) const {
-  const int levels = static_cast<int>(topo_->spec().levels.size());
-  groups_.clear();
-  Duration sum{0};
-  for (std::size_t i = 0; i < others.size(); ++i) {
-    const int w = others.at(i).cpu;
-    int level = 0;
-    while (level < levels && topo_->element_of(w, level) == topo_->element_of(next, level)) ++level;
-    const std::pair<int, int> g{level, topo_->element_of(w, level < levels ? level : levels - 1)};
-    if (std::find(groups_.begin(), groups_.end(), g) != groups_.end()) continue;
-    groups_.push_back(g);
-    sum += topo_->transfer(w, next);
+SpinnerGroups::SpinnerGroups(const Topology& topo) : topo_(&topo) {}
+
+void SpinnerGroups::allocate() {
+  const auto& levels = topo_->spec().levels;
+  levels_ = static_cast<int>(levels.size());
+  for (int l = 0; l < levels_; ++l) {
+    children_.push_back(levels[static_cast<std::size_t>(l)].count);
+    waiting_.emplace_back(static_cast<std::size_t>(topo_->num_elements(l)), 0);
+    // The innermost level (hardware threads) has no children to count.
+    busy_children_.emplace_back(l + 1 < levels_ ? static_cast<std::size_t>(topo_->num_elements(l)) : 0, 0);
   }
-  return sum / 2;
+}
+
+void SpinnerGroups::update(int cpu, int delta) {
+  if (waiting_.empty()) allocate();
+  for (int l = 0; l < levels_; ++l) {
+    int& w = waiting_[static_cast<std::size_t>(l)][static_cast<std::size_t>(topo_->element_of(cpu, l))];
+    const bool was_busy = w > 0;
+    w += delta;
+    if (l > 0 && was_busy != (w > 0))
+      busy_children_[static_cast<std::size_t>(l - 1)][static_cast<std::size_t>(topo_->element_of(cpu, l - 1))] += delta;
+  }
+}
+
+// A spinner's group: the outermost level at which it and `next` sit in
+// different elements, and its element there; one fetch per group. Inside
+// an element every child is the same transfer away (the level's cost), so
+// a level costs (children with spinners, not counting next's own) x that
+// transfer; the outermost level goes through the interconnect, element by
+// element. A measured matrix has no such regularity: visit each child.
+Duration SpinnerGroups::fetches_to(int next) const {
+  if (waiting_.empty()) return Duration{0};  // nobody has waited yet
+  const auto& spec = topo_->spec();
+  const bool measured = !spec.measured_matrix.empty();
+  Duration sum{0};
+  for (int l = 0; l < levels_; ++l) {
+    const auto lv = static_cast<std::size_t>(l);
+    const int own = topo_->element_of(next, l);
+    const int first = l == 0 ? 0 : topo_->element_of(next, l - 1) * children_[lv];
+    const int count = l == 0 ? topo_->num_elements(0) : children_[lv];
+    if (l > 0 && !measured) {
+      const int busy = busy_children_[lv - 1][static_cast<std::size_t>(topo_->element_of(next, l - 1))] -
+                       (waiting_[lv][static_cast<std::size_t>(own)] > 0 ? 1 : 0);
+      sum += spec.levels[lv - 1].transfer * busy;
+      continue;
+    }
+    const int cpus_per_element = topo_->num_cpus() / topo_->num_elements(l);
+    for (int e = first; e < first + count; ++e)
+      if (e != own && waiting_[lv][static_cast<std::size_t>(e)] > 0) sum += topo_->transfer(e * cpus_per_element, next);
+  }
+  return sum;
 }
 
 // No waiter: the lock is free, the releaser keeps the line.
@@ -64,7 +98,8 @@ Time FifoSpinlock::release(int cpu, Time now, LockMode, std::vector<Grant>& woke
     return now;
   }
   const auto next = waiters_.take(pick_next(waiters_.size()));
-  const Time at = now + handoff_cost(cpu, next.cpu, waiters_);
+  if (count_spinners_) groups_.remove(next.cpu);
+  const Time at = now + handoff_cost(cpu, next.cpu);
   line_.move_to(next.cpu, at);
   holder_ = next.cpu;
   hold_start_ = at;

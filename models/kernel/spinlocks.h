@@ -35,7 +35,6 @@
 #pragma once
 
 #include <cstdint>
-#include <utility>
 #include <vector>
 
 #include "models/kernel/lock.h"
@@ -84,10 +83,36 @@ class WaiterQueue {
   std::size_t head_ = 0, size_ = 0;
 };
 
+// The spinners of one lock counted by where they sit: per level of the
+// machine, how many wait in each element, and per element how many of its
+// children have any. fetches_to(next) is then the sum, over the groups of
+// spinners that diverge from `next` at each level, of one transfer to it,
+// in O(levels + sockets) whatever the number of spinners (O(children) per
+// level on a machine with a measured transfer matrix).
+class SpinnerGroups {
+ public:
+  explicit SpinnerGroups(const Topology& topo);
+  void add(int cpu) { update(cpu, +1); }
+  void remove(int cpu) { update(cpu, -1); }
+  Duration fetches_to(int next) const;
+
+ private:
+  void update(int cpu, int delta);
+  void allocate();  // on first use: a lock that is never contended costs nothing
+  const Topology* topo_;
+  int levels_ = 0;
+  std::vector<int> children_;                 // per level: elements per element of the level above
+  std::vector<std::vector<int>> waiting_;     // [level][element]: spinners inside it
+  std::vector<std::vector<int>> busy_children_;  // [level][element]: children (level + 1) with spinners
+};
+
 // Common state of FIFO spinlocks: one holder, a queue, the lock word's line.
 class FifoSpinlock : public Lock {
  public:
-  explicit FifoSpinlock(LockContext ctx) : topo_(ctx.topo), rng_(ctx.rng) {}
+  // `count_spinners`: keep SpinnerGroups (kinds whose handoff depends on
+  // where the spinners sit); MCS does not pay for it.
+  FifoSpinlock(LockContext ctx, bool count_spinners)
+      : topo_(ctx.topo), rng_(ctx.rng), groups_(*ctx.topo), count_spinners_(count_spinners) {}
 
   bool acquire(int cpu, Time now, LockMode mode, Time& granted_at) override;
   Time release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) override;
@@ -100,19 +125,20 @@ class FifoSpinlock : public Lock {
   std::size_t waiters() const { return waiters_.size(); }
 
  protected:
-  // Time from the release at `now` to `next` owning the lock; `others` are
-  // the CPUs still queued behind it.
-  virtual Duration handoff_cost(int releaser, int next, const WaiterQueue& others) const = 0;
+  // Time from the release at `now` to `next` owning the lock (already out
+  // of the queue; groups_ holds the CPUs still queued behind it).
+  virtual Duration handoff_cost(int releaser, int next) const = 0;
   // Half the fetches the spinning copies other than `next`'s make before
   // its own is answered: sum over groups of spinners (see the header) of
   // each group's transfer to `next`, divided by two.
-  Duration rereads_ahead(int next, const WaiterQueue& others) const;
+  Duration rereads_ahead(int next) const { return groups_.fetches_to(next) / 2; }
   // Index in the queue of the waiter that gets the lock (0: FIFO head).
   virtual std::size_t pick_next(std::size_t) { return 0; }
 
   const Topology* topo_;
   sim::RngStream rng_;
-  mutable std::vector<std::pair<int, int>> groups_;  // scratch of rereads_ahead: (level, element)
+  SpinnerGroups groups_;  // the queued CPUs, by socket / core / thread (when count_spinners_)
+  bool count_spinners_;
 
  private:
   int holder_ = -1;
@@ -123,7 +149,7 @@ class FifoSpinlock : public Lock {
 
 class TicketSpinlock final : public FifoSpinlock {
  public:
-  using FifoSpinlock::FifoSpinlock;
+  explicit TicketSpinlock(LockContext ctx) : FifoSpinlock(ctx, true) {}
   const char* kind() const override { return "ticket"; }
 
  protected:
@@ -136,34 +162,34 @@ class TicketSpinlock final : public FifoSpinlock {
   // next ticket among k re-reads, c (k+1)/2, is half a transfer more per
   // contended handoff than the paper's and put the collapse 5-6% off the
   // model near its knee.)
-  Duration handoff_cost(int releaser, int next, const WaiterQueue& others) const override {
+  Duration handoff_cost(int releaser, int next) const override {
     const Duration t = topo_->transfer(releaser, next);
-    const Duration ck2 = t / 2 + rereads_ahead(next, others);
+    const Duration ck2 = t / 2 + rereads_ahead(next);
     return ck2 > t ? ck2 : t;
   }
 };
 
 class TasSpinlock final : public FifoSpinlock {
  public:
-  using FifoSpinlock::FifoSpinlock;
+  explicit TasSpinlock(LockContext ctx) : FifoSpinlock(ctx, true) {}
   const char* kind() const override { return "tas"; }
 
  protected:
   // (k+1)/2 transfers on a flat machine: the winner's own atomic, and on
   // average half of the others' (one per group of spinners with levels).
-  Duration handoff_cost(int releaser, int next, const WaiterQueue& others) const override {
-    return topo_->transfer(releaser, next) + rereads_ahead(next, others);
+  Duration handoff_cost(int releaser, int next) const override {
+    return topo_->transfer(releaser, next) + rereads_ahead(next);
   }
   std::size_t pick_next(std::size_t waiting) override { return rng_.below(waiting); }
 };
 
 class McsSpinlock final : public FifoSpinlock {
  public:
-  using FifoSpinlock::FifoSpinlock;
+  explicit McsSpinlock(LockContext ctx) : FifoSpinlock(ctx, false) {}
   const char* kind() const override { return "mcs"; }
 
  protected:
-  Duration handoff_cost(int releaser, int next, const WaiterQueue&) const override {
+  Duration handoff_cost(int releaser, int next) const override {
     return topo_->transfer(releaser, next);
   }
 };
