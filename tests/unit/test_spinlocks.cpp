@@ -134,6 +134,30 @@ SCENARIO("spinners of another socket cost one fetch, not one each") {
   }
 }
 
+SCENARIO("the grouped handoff is the same through a measured transfer matrix") {
+  // The matrix path visits each child element instead of using a level's
+  // cost; fed the costs the levels give, it must find the same 65 ns.
+  const Topology levels(two_sockets());
+  TopologySpec spec = two_sockets();
+  for (int a = 0; a < levels.num_cpus(); ++a)
+    for (int b = 0; b < levels.num_cpus(); ++b) spec.measured_matrix.push_back(levels.transfer(a, b));
+  const Topology measured(spec);
+  for (const Topology* topo : {&levels, &measured}) {
+    TicketSpinlock lock(LockContext{topo, {}});
+    std::vector<Grant> woken;
+    Time g;
+    REQUIRE(lock.acquire(0, Time{}, LockMode::kExclusive, g));
+    for (int c = 1; c <= 7; ++c) CHECK_FALSE(lock.acquire(c, Time{} + sim::nanoseconds(c), LockMode::kExclusive, g));
+    lock.release(0, Time{} + sim::nanoseconds(100), LockMode::kExclusive, woken);
+    REQUIRE(woken.size() == 1);
+    CHECK(woken[0].at == Time{} + sim::nanoseconds(165));
+    // The next release: cpu 1 hands to cpu 2; left: cpu 3 (same socket), 4-7 (one fetch).
+    woken.clear();
+    lock.release(1, Time{} + sim::nanoseconds(300), LockMode::kExclusive, woken);
+    CHECK(woken[0].at == Time{} + sim::nanoseconds(300 + 5 + (10 + 100) / 2));
+  }
+}
+
 SCENARIO("a ticket lock's handoff grows with the number of waiters") {
   Topology topo(two_sockets());
   TicketSpinlock lock(LockContext{&topo, {}});
