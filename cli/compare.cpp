@@ -169,7 +169,7 @@ int cmd_compare(const std::vector<std::string>& args) {
   }
   const std::vector<models::PointResult> base_reps(results.begin(), results.begin() + reps);
   const std::vector<models::PointResult> new_reps(results.begin() + reps, results.end());
-  const auto what_if = next_bottlenecks(sc, {&base_reps, &new_reps}, jobs);
+  const auto what_if = next_bottlenecks(sc, {&base_reps, &new_reps}, jobs, limits);
 
   std::vector<Row> rows;
   Row thr{"vfssim.throughput", {}, {}};

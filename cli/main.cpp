@@ -140,15 +140,16 @@ int cmd_run(const std::vector<std::string>& args) {
   const std::int64_t run_id = outcome.run_id;
   const double wall = outcome.wall;
   const auto fits = report::fit_curves(curve);
+  if (store && !outcome.was_done) {  // a --resume of a finished run stores nothing again
+    store->add_fits(run_id, report::fit_rows(fits));
+    store->finish_run(run_id, wall);
+  }
+  // After the run is stored: a what-if run past its budget fails the command, not the run.
   std::vector<report::WhatIf> what_if;  // per curve point, with --next-bottleneck
   if (vm.count("next-bottleneck")) {
     std::vector<const std::vector<models::PointResult>*> groups;
     for (const auto& cp : curve) groups.push_back(&cp.reps);
-    what_if = report::next_bottlenecks(sc, groups, jobs);
-  }
-  if (store && !outcome.was_done) {  // a --resume of a finished run stores nothing again
-    store->add_fits(run_id, report::fit_rows(fits));
-    store->finish_run(run_id, wall);
+    what_if = report::next_bottlenecks(sc, groups, jobs, report::point_limits(durable.max_events, durable.max_wall_seconds));
   }
   if (!plot.empty()) report::write_plot(plot, sc, curve);
 

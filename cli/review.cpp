@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <map>
+#include <stdexcept>
 #include <utility>
 
 #include "sim/parallel.h"
@@ -53,7 +54,7 @@ std::string describe(const std::optional<Bottleneck>& b) {
 
 std::vector<WhatIf> next_bottlenecks(const models::Scenario& sc,
                                      const std::vector<const std::vector<models::PointResult>*>& groups,
-                                     unsigned jobs) {
+                                     unsigned jobs, const models::PointLimits& limits) {
   std::vector<WhatIf> out(groups.size());
   std::vector<models::PointSpec> specs;
   std::vector<std::size_t> group_of;
@@ -70,7 +71,12 @@ std::vector<WhatIf> next_bottlenecks(const models::Scenario& sc,
   }
   std::vector<models::PointResult> results(specs.size());
   sim::parallel_for(specs.size(), jobs == 0 ? sim::default_jobs() : jobs,
-                    [&](std::size_t i) { results[i] = models::run_point(sc, specs[i]); });
+                    [&](std::size_t i) { results[i] = models::run_point(sc, specs[i], limits); });
+  for (const auto& r : results)
+    if (!r.stop.empty() && !models::finished(r))
+      throw std::runtime_error("the run of " + r.spec.strategy + "/" + r.spec.variant + " @ " +
+                               std::to_string(r.spec.cpus) + " CPUs without its bottleneck stopped: " + r.stop +
+                               " (raise --max-events / --max-wall)");
   std::vector<std::vector<models::PointResult>> by_group(groups.size());
   for (std::size_t i = 0; i < results.size(); ++i) by_group[group_of[i]].push_back(std::move(results[i]));
   for (std::size_t g = 0; g < groups.size(); ++g) {

@@ -42,10 +42,11 @@ struct WhatIf {
 
 // For each group (the replications of one point), runs it again with its
 // bottleneck removed, all groups' runs in parallel on `jobs` workers
-// (0: all cores). A group where nothing waits runs nothing.
+// (0: all cores). A group where nothing waits runs nothing. A what-if run
+// stopped by `limits` throws std::runtime_error naming it and its stop.
 std::vector<WhatIf> next_bottlenecks(const models::Scenario& sc,
                                      const std::vector<const std::vector<models::PointResult>*>& groups,
-                                     unsigned jobs = 0);
+                                     unsigned jobs = 0, const models::PointLimits& limits = {});
 
 // "bottleneck: ..." and, when `what_if` ran, "without X: ... ops/s, next bottleneck: ...".
 void print_bottleneck(std::ostream& os, const std::vector<models::PointResult>& reps, const WhatIf* what_if);

@@ -319,6 +319,13 @@ with tempfile.TemporaryDirectory() as tmp:
           and sqlite3.connect(bdb).execute("select count(*) from runs").fetchone()[0] == 0,
           "compare: a point past --max-events fails, no table: " + bc.stderr[-200:])
     check(run("validate", scenario, "--max-wall", "-1", "--db", "").returncode == 2, "validate: --max-wall -1 is bad input")
+    # the what-if runs of --next-bottleneck obey the budget too (the point itself fits in it)
+    pj = run("run", scenario, "--strategy", "baseline", "--cpus", "8", "--json", "--db", "", "-q")
+    ev = json.loads(pj.stdout)["points"][0]["events"]
+    wi = run("run", scenario, "--strategy", "baseline", "--cpus", "8", "--next-bottleneck", "--max-events", str(ev + 10),
+             "--db", "", "-q")
+    check(wi.returncode == 1 and "without its bottleneck stopped: event budget exceeded" in wi.stderr,
+          "run --next-bottleneck: a what-if run past --max-events fails the command: " + wi.stderr[-200:])
 
 print(f"cli: {len(failures)} failed")
 sys.exit(1 if failures else 0)
