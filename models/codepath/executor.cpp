@@ -119,9 +119,14 @@ Executor::Executor(sim::Simulation& sim, const Program& program, const Topology&
   // starts and the step keeps that rate (compute runs ahead of the clock);
   // so a lock's new holder counts the sibling that just handed it over as
   // busy, though that sibling's next step may be to wait again.
-  for (std::size_t t = 0; t < n; ++t)
-    for (std::size_t u = 0; u < n; ++u)
-      if (u != t && topo_.core_of(tasks_[u].cpu) == topo_.core_of(tasks_[t].cpu)) tasks_[t].siblings.push_back(u);
+  {
+    std::map<int, std::vector<std::size_t>> on_core;
+    for (std::size_t t = 0; t < n; ++t) on_core[topo_.core_of(tasks_[t].cpu)].push_back(t);
+    for (const auto& [core, ts] : on_core)
+      for (const std::size_t t : ts)
+        for (const std::size_t u : ts)
+          if (u != t) tasks_[t].siblings.push_back(u);
+  }
   smt_slowdown_.push_back(1.0);
   for (int busy = 1; busy <= topo_.num_cpus() / topo_.num_cores(); ++busy) smt_slowdown_.push_back(topo_.compute_slowdown(busy));
   if (program_.uses_sum) {
