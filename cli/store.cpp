@@ -210,6 +210,16 @@ CREATE TABLE comparisons (
 constexpr int kMigrationCount = sizeof(kMigrations) / sizeof(kMigrations[0]);
 static_assert(kMigrationCount == Store::kSchemaVersion);
 
+// "2026-11-30T08:00:00Z": when a row was written.
+std::string utc_now() {
+  char when[32];
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return when;
+}
+
 
 
 }  // namespace
@@ -292,15 +302,11 @@ void Store::exec(const std::string& sql) {
 }
 
 std::int64_t Store::begin_run(const models::Scenario& sc, std::uint64_t seed, int reps, const std::string& args) {
-  char when[32];
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  const std::string when = utc_now();
   Sql s(db_,
               "INSERT INTO runs(created_at, tool_version, scenario, scenario_path, scenario_hash, scenario_text, "
               "machine, seed, replications, args) VALUES (?,?,?,?,?,?,?,?,?,?)");
-  s.bind(1, std::string(when)).bind(2, std::string(VFSSIM_VERSION)).bind(3, sc.name).bind(4, sc.path);
+  s.bind(1, when).bind(2, std::string(VFSSIM_VERSION)).bind(3, sc.name).bind(4, sc.path);
   s.bind(5, sc.hash).bind(6, sc.text).bind(7, sc.machine_name).bind(8, static_cast<std::int64_t>(seed));
   s.bind(9, static_cast<std::int64_t>(reps)).bind(10, args);
   s.run();
@@ -308,8 +314,7 @@ std::int64_t Store::begin_run(const models::Scenario& sc, std::uint64_t seed, in
 }
 
 void Store::add_point(std::int64_t run_id, const models::CurvePoint& cp) {
-  exec("BEGIN IMMEDIATE");
-  try {
+  in_transaction([&] {
     const auto cpus = static_cast<std::int64_t>(cp.cpus);
     Sql c(db_, "INSERT INTO curve(run_id, strategy, variant, cpus, ops_per_sec, stddev, events) VALUES (?,?,?,?,?,?,?)");
     c.bind(1, run_id).bind(2, cp.strategy).bind(3, cp.variant).bind(4, cpus);
@@ -351,16 +356,11 @@ void Store::add_point(std::int64_t run_id, const models::CurvePoint& cp) {
       }
     }
     add_point_details(run_id, cp);  // lines, seqcounts, pools, RCU (cli/store_durable.cpp)
-    exec("COMMIT");
-  } catch (...) {
-    exec("ROLLBACK");
-    throw;
-  }
+  });
 }
 
 void Store::add_comparison(std::int64_t run_id, const std::vector<ComparisonRow>& rows) {
-  exec("BEGIN IMMEDIATE");
-  try {
+  in_transaction([&] {
     Sql s(db_,
           "INSERT INTO comparisons(run_id, base, new, variant, cpus, row, metric, base_mean, base_stddev_pct, "
           "new_mean, new_stddev_pct, change_pct) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
@@ -371,11 +371,7 @@ void Store::add_comparison(std::int64_t run_id, const std::vector<ComparisonRow>
       s.bind(10, r.new_mean).bind(11, r.new_stddev_pct).bind_real(12, r.change_pct);
       s.run();
     }
-    exec("COMMIT");
-  } catch (...) {
-    exec("ROLLBACK");
-    throw;
-  }
+  });
 }
 
 void Store::finish_run(std::int64_t run_id, double wall_seconds) {
@@ -398,15 +394,10 @@ std::vector<Store::RunRow> Store::runs() {
 
 std::int64_t Store::add_validation(double wall_seconds, const std::string& summary_json,
                                    const std::vector<ValidationFigureRow>& figures) {
-  char when[32];
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  exec("BEGIN IMMEDIATE");
-  try {
+  const std::string when = utc_now();
+  return in_transaction([&] {
     Sql v(db_, "INSERT INTO validations(created_at, tool_version, wall_seconds, summary_json) VALUES (?,?,?,?)");
-    v.bind(1, std::string(when)).bind(2, std::string(VFSSIM_VERSION)).bind(3, wall_seconds).bind(4, summary_json);
+    v.bind(1, when).bind(2, std::string(VFSSIM_VERSION)).bind(3, wall_seconds).bind(4, summary_json);
     v.run();
     const std::int64_t id = sqlite3_last_insert_rowid(db_);
     Sql f(db_,
@@ -420,17 +411,12 @@ std::int64_t Store::add_validation(double wall_seconds, const std::string& summa
       f.bind_real(9, r.error).bind(10, r.tolerance).bind(11, r.bound);
       f.run();
     }
-    exec("COMMIT");
     return id;
-  } catch (...) {
-    exec("ROLLBACK");
-    throw;
-  }
+  });
 }
 
 void Store::add_fits(std::int64_t run_id, const std::vector<FitRow>& fits) {
-  exec("BEGIN IMMEDIATE");
-  try {
+  in_transaction([&] {
     Sql f(db_,
                 "INSERT INTO fits(run_id, strategy, variant, model, sigma, kappa, lambda, peak_cpus) "
                 "VALUES (?,?,?,?,?,?,?,?)");
@@ -439,11 +425,7 @@ void Store::add_fits(std::int64_t run_id, const std::vector<FitRow>& fits) {
       f.bind(5, r.sigma).bind(6, r.kappa).bind(7, r.lambda).bind_real(8, r.peak_cpus);
       f.run();
     }
-    exec("COMMIT");
-  } catch (...) {
-    exec("ROLLBACK");
-    throw;
-  }
+  });
 }
 
 }  // namespace vfssim::report

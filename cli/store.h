@@ -25,6 +25,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "models/experiment/experiment.h"
@@ -106,6 +107,25 @@ class Store {
  private:
   void add_point_details(std::int64_t run_id, const models::CurvePoint& cp);
   void exec(const std::string& sql);
+  // Runs `body` inside BEGIN IMMEDIATE ... COMMIT; an exception rolls back
+  // and propagates. Returns what `body` returns.
+  template <class Body>
+  auto in_transaction(Body&& body) {
+    exec("BEGIN IMMEDIATE");
+    try {
+      if constexpr (std::is_void_v<decltype(body())>) {
+        body();
+        exec("COMMIT");
+      } else {
+        auto result = body();
+        exec("COMMIT");
+        return result;
+      }
+    } catch (...) {
+      exec("ROLLBACK");
+      throw;
+    }
+  }
   sqlite3* db_ = nullptr;
   std::string path_;
 };

@@ -66,18 +66,13 @@ void Store::add_point_details(std::int64_t run_id, const models::CurvePoint& cp)
 
 std::int64_t Store::begin_run(const models::Scenario& sc, std::uint64_t seed, int reps, const std::string& args,
                               const std::string& sweep) {
-  exec("BEGIN IMMEDIATE");
-  try {
+  return in_transaction([&] {
     const std::int64_t id = begin_run(sc, seed, reps, args);
     Sql s(db_, "UPDATE runs SET sweep=?, status='running' WHERE id=?");
     s.bind(1, sweep).bind(2, id);
     s.run();
-    exec("COMMIT");
     return id;
-  } catch (...) {
-    exec("ROLLBACK");
-    throw;
-  }
+  });
 }
 
 std::optional<std::int64_t> Store::find_run(const std::string& scenario_hash, std::uint64_t seed, int reps,
