@@ -117,8 +117,7 @@ int cmd_compare(const std::vector<std::string>& args) {
   std::uint64_t seed = 1;
   unsigned jobs = 0;
   std::string db = "vfssim.db";
-  std::string max_events = "2e9";
-  double max_wall = 600;
+  BudgetOptions budget;
   opts.add_options()
     ("help,h", "this help")
     ("base", po::value(&base), "the strategy compared against (required)")
@@ -131,7 +130,7 @@ int cmd_compare(const std::vector<std::string>& args) {
     ("db", po::value(&db)->default_value("vfssim.db"),
      "results database (SQLite): both sides' replications as a run, and the table; '' to store nothing")
     ("json", "print one JSON document on stdout instead of the table");
-  add_budget_options(opts, max_events, max_wall);
+  add_budget_options(opts, budget);
   std::string file;
   po::variables_map vm;
   if (!report::parse_file_command(args, opts, "compare", file, vm)) return 0;
@@ -151,7 +150,7 @@ int cmd_compare(const std::vector<std::string>& args) {
     throw po::error("--cpus: " + std::to_string(cpus) + " is not between 1 and the " + std::to_string(topo.num_cpus()) +
                     " CPUs of machine " + v.machine_name);
 
-  const models::PointLimits limits = point_limits(max_events, max_wall);
+  const models::PointLimits limits = point_limits(budget);
   // Open the store before running: a bad --db fails before the work.
   std::unique_ptr<Store> store;
   if (!db.empty()) store = std::make_unique<Store>(db);
@@ -193,9 +192,7 @@ int cmd_compare(const std::vector<std::string>& args) {
 
   std::int64_t run_id = 0;
   if (store) {
-    std::string joined;
-    for (const auto& a : args) joined += (joined.empty() ? "" : " ") + a;
-    run_id = store->begin_run(sc, seed, reps, joined);
+    run_id = store->begin_run(sc, seed, reps, join_args(args));
     for (const auto* side : {&base_reps, &new_reps}) {
       models::CurvePoint cp;
       cp.strategy = side->front().spec.strategy;

@@ -149,7 +149,7 @@ int cmd_run(const std::vector<std::string>& args) {
   if (vm.count("next-bottleneck")) {
     std::vector<const std::vector<models::PointResult>*> groups;
     for (const auto& cp : curve) groups.push_back(&cp.reps);
-    what_if = report::next_bottlenecks(sc, groups, jobs, report::point_limits(durable.max_events, durable.max_wall_seconds));
+    what_if = report::next_bottlenecks(sc, groups, jobs, report::point_limits(durable.budget));
   }
   if (!plot.empty()) report::write_plot(plot, sc, curve);
 

@@ -8,6 +8,13 @@
 
 namespace vfssim::report {
 
+// The command line as stored with a run: arguments joined by spaces.
+inline std::string join_args(const std::vector<std::string>& args) {
+  std::string joined;
+  for (const auto& a : args) joined += (joined.empty() ? "" : " ") + a;
+  return joined;
+}
+
 // Parses `args` against `opts` plus one positional FILE into `file` and
 // `vm`. Prints `opts` and returns false on --help; throws po::error naming
 // `command` when FILE is missing.

@@ -6,6 +6,8 @@
 #include <map>
 #include <tuple>
 
+#include "cli/options.h"
+
 namespace po = boost::program_options;
 
 namespace vfssim::report {
@@ -87,19 +89,20 @@ std::string command_line(const std::vector<std::string>& args) {
 
 }  // namespace
 
-void add_budget_options(po::options_description& opts, std::string& max_events, double& max_wall_seconds) {
+void add_budget_options(po::options_description& opts, BudgetOptions& budget) {
   opts.add_options()
-    ("max-events", po::value(&max_events)->default_value(max_events),
+    ("max-events", po::value(&budget.max_events)->default_value(budget.max_events),
      "engine events allowed per point (0: no limit); a point past it stops with an error")
-    ("max-wall", po::value(&max_wall_seconds)->default_value(max_wall_seconds),
+    ("max-wall", po::value(&budget.max_wall_seconds)->default_value(budget.max_wall_seconds),
      "wall-clock seconds allowed per point (0: no limit)");
 }
 
-models::PointLimits point_limits(const std::string& max_events, double max_wall_seconds) {
+models::PointLimits point_limits(const BudgetOptions& budget) {
   models::PointLimits limits;
-  limits.max_events = parse_max_events(max_events);
-  if (!(max_wall_seconds >= 0)) throw po::error("--max-wall must be 0 (no limit) or a positive number of seconds");
-  limits.max_wall_seconds = max_wall_seconds;
+  limits.max_events = parse_max_events(budget.max_events);
+  if (!(budget.max_wall_seconds >= 0))
+    throw po::error("--max-wall must be 0 (no limit) or a positive number of seconds");
+  limits.max_wall_seconds = budget.max_wall_seconds;
   return limits;
 }
 
@@ -128,7 +131,7 @@ bool report_budget_stops(const std::vector<models::PointResult>& results, const 
 }
 
 void add_durable_options(po::options_description& opts, DurableOptions& o) {
-  add_budget_options(opts, o.max_events, o.max_wall_seconds);
+  add_budget_options(opts, o.budget);
   opts.add_options()
     ("resume", "complete the latest run of the same scenario, seed, replications, strategies, variants and CPUs "
                "in the database: points already stored are not run again");
@@ -142,7 +145,7 @@ bool SweepOutcome::complete() const {
 }
 
 SweepOutcome run_durable_sweep(const models::Scenario& sc, const models::SweepSpec& spec, const DurableOptions& o) {
-  const models::PointLimits budget = point_limits(o.max_events, o.max_wall_seconds);
+  const models::PointLimits budget = point_limits(o.budget);
   models::SweepPlan plan;
   try {
     plan = models::plan_sweep(sc, spec);  // bad input stops here, before the database is touched
@@ -158,8 +161,7 @@ SweepOutcome run_durable_sweep(const models::Scenario& sc, const models::SweepSp
     if (o.resume) throw po::error("--resume needs the results database the run is stored in (--db PATH)");
   } else {
     out.store = std::make_unique<Store>(o.db);
-    std::string joined;
-    for (const auto& a : o.args) joined += (joined.empty() ? "" : " ") + a;
+    const std::string joined = join_args(o.args);
     const std::string key = sweep_key(plan);
     if (o.resume) {
       if (const auto id = out.store->find_run(sc.hash, spec.seed, plan.reps, key)) {

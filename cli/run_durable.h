@@ -15,9 +15,14 @@
 
 namespace vfssim::report {
 
-struct DurableOptions {
+// --max-events and --max-wall, as given (checked by point_limits).
+struct BudgetOptions {
   std::string max_events = "2e9";  // engine events per point; 0: no limit
   double max_wall_seconds = 600;   // wall-clock seconds per point; 0: no limit
+};
+
+struct DurableOptions {
+  BudgetOptions budget;
   bool resume = false;
   bool quiet = false;
   std::string db;                  // "" stores nothing
@@ -30,9 +35,8 @@ void add_durable_options(boost::program_options::options_description& opts, Dura
 // --max-events and --max-wall for commands that run points directly
 // (validate, compare), and the limits they mean; bad values raise
 // boost::program_options::error.
-void add_budget_options(boost::program_options::options_description& opts, std::string& max_events,
-                        double& max_wall_seconds);
-models::PointLimits point_limits(const std::string& max_events, double max_wall_seconds);
+void add_budget_options(boost::program_options::options_description& opts, BudgetOptions& budget);
+models::PointLimits point_limits(const BudgetOptions& budget);
 // Prints every point that ran out of its budget and how to raise it, for
 // `command`; true if one did (the command then exits 1 and uses nothing).
 bool report_budget_stops(const std::vector<models::PointResult>& results, const std::string& command,

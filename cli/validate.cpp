@@ -113,8 +113,7 @@ int cmd_validate(const std::vector<std::string>& args) {
   std::uint64_t seed = 1;
   int reps = 1;
   unsigned jobs = 0;
-  std::string max_events = "2e9";
-  double max_wall = 600;
+  BudgetOptions budget;
   opts.add_options()
     ("help,h", "this help")
     ("json", "print one JSON document on stdout instead of tables")
@@ -123,7 +122,7 @@ int cmd_validate(const std::vector<std::string>& args) {
     ("seed", po::value(&seed)->default_value(1), "run seed")
     ("db", po::value(&db)->default_value("vfssim.db"), "results database (SQLite); '' to store nothing")
     ("quiet,q", "no progress on stderr");
-  add_budget_options(opts, max_events, max_wall);
+  add_budget_options(opts, budget);
   po::options_description hidden;
   std::vector<std::string> paths;
   hidden.add_options()("path", po::value(&paths));
@@ -170,7 +169,7 @@ int cmd_validate(const std::vector<std::string>& args) {
     }
   }
 
-  const models::PointLimits limits = point_limits(max_events, max_wall);
+  const models::PointLimits limits = point_limits(budget);
   const auto t0 = std::chrono::steady_clock::now();
   const std::size_t total = points.size() * static_cast<std::size_t>(reps);
   std::vector<models::PointResult> results(total);
