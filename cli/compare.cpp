@@ -190,6 +190,14 @@ int cmd_compare(const std::vector<std::string>& args) {
   add_top_rows(rows, lock_waits_us(base_reps), lock_waits_us(new_reps), kTopLocks,
                [](const std::string& lock) { return "lock_stat." + lock + ".waittime-total"; });
 
+  // Each row summarised once: what is stored, printed and written as JSON.
+  std::vector<Store::ComparisonRow> table;
+  for (const auto& r : rows) {
+    const double b = mean(r.base), n = mean(r.neu);
+    table.push_back(Store::ComparisonRow{base, neu, variant, cpus, r.metric, b, stddev_pct(r.base), n,
+                                         stddev_pct(r.neu), b != 0 ? (n - b) / b * 100 : NAN});
+  }
+
   std::int64_t run_id = 0;
   if (store) {
     run_id = store->begin_run(sc, seed, reps, join_args(args));
@@ -202,27 +210,19 @@ int cmd_compare(const std::vector<std::string>& args) {
       models::summarize(cp);
       store->add_point(run_id, cp);
     }
-    std::vector<Store::ComparisonRow> stored;
-    for (const auto& r : rows) {
-      const double b = mean(r.base), n = mean(r.neu);
-      stored.push_back(Store::ComparisonRow{base, neu, variant, cpus, r.metric, b, stddev_pct(r.base), n,
-                                            stddev_pct(r.neu), b != 0 ? (n - b) / b * 100 : NAN});
-    }
-    store->add_comparison(run_id, stored);
+    store->add_comparison(run_id, table);
     store->finish_run(run_id, std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count());
   }
 
   if (vm.count("json")) {
     json jrows = json::array();
-    for (const auto& r : rows) {
-      const double b = mean(r.base), n = mean(r.neu);
+    for (const auto& r : table)
       jrows.push_back(json{{"metric", r.metric},
-                           {"base", b},
-                           {"base_stddev_pct", stddev_pct(r.base)},
-                           {"new", n},
-                           {"new_stddev_pct", stddev_pct(r.neu)},
-                           {"change_pct", b != 0 ? json((n - b) / b * 100) : json(nullptr)}});
-    }
+                           {"base", r.base_mean},
+                           {"base_stddev_pct", r.base_stddev_pct},
+                           {"new", r.new_mean},
+                           {"new_stddev_pct", r.new_stddev_pct},
+                           {"change_pct", std::isnan(r.change_pct) ? json(nullptr) : json(r.change_pct)}});
     const json doc{{"scenario", sc.name},
                    {"base", base},
                    {"new", neu},
@@ -244,13 +244,13 @@ int cmd_compare(const std::vector<std::string>& args) {
             << "base: " << base << "    new: " << neu << "\n\n";
   std::cout << "      base  %stddev     %change         new  %stddev\n";
   char line[512];
-  for (const auto& r : rows) {
-    const double b = mean(r.base), n = mean(r.neu);
+  for (const auto& r : table) {
     char change[32];
-    if (b != 0) std::snprintf(change, sizeof change, "%+.1f%%", (n - b) / b * 100);
+    if (!std::isnan(r.change_pct)) std::snprintf(change, sizeof change, "%+.1f%%", r.change_pct);
     else std::snprintf(change, sizeof change, "n/a");
-    std::snprintf(line, sizeof line, "%10s  \u00b1%5.1f%% %11s %11s  \u00b1%5.1f%%  %s\n", value_text(b).c_str(),
-                  stddev_pct(r.base), change, value_text(n).c_str(), stddev_pct(r.neu), r.metric.c_str());
+    std::snprintf(line, sizeof line, "%10s  \u00b1%5.1f%% %11s %11s  \u00b1%5.1f%%  %s\n",
+                  value_text(r.base_mean).c_str(), r.base_stddev_pct, change, value_text(r.new_mean).c_str(),
+                  r.new_stddev_pct, r.metric.c_str());
     std::cout << line;
   }
   std::cout << "\n";
