@@ -41,7 +41,6 @@ void SpinnerGroups::allocate() {
   const auto& levels = topo_->spec().levels;
   levels_ = static_cast<int>(levels.size());
   for (int l = 0; l < levels_; ++l) {
-    children_.push_back(levels[static_cast<std::size_t>(l)].count);
     waiting_.emplace_back(static_cast<std::size_t>(topo_->num_elements(l)), 0);
     // The innermost level (hardware threads) has no children to count.
     busy_children_.emplace_back(l + 1 < levels_ ? static_cast<std::size_t>(topo_->num_elements(l)) : 0, 0);
@@ -73,8 +72,9 @@ Duration SpinnerGroups::fetches_to(int next) const {
   for (int l = 0; l < levels_; ++l) {
     const auto lv = static_cast<std::size_t>(l);
     const int own = topo_->element_of(next, l);
-    const int first = l == 0 ? 0 : topo_->element_of(next, l - 1) * children_[lv];
-    const int count = l == 0 ? topo_->num_elements(0) : children_[lv];
+    const int children = spec.levels[lv].count;  // per element of the level above
+    const int first = l == 0 ? 0 : topo_->element_of(next, l - 1) * children;
+    const int count = l == 0 ? topo_->num_elements(0) : children;
     if (l > 0 && !measured) {
       const int busy = busy_children_[lv - 1][static_cast<std::size_t>(topo_->element_of(next, l - 1))] -
                        (waiting_[lv][static_cast<std::size_t>(own)] > 0 ? 1 : 0);

@@ -101,7 +101,6 @@ class SpinnerGroups {
   void allocate();  // on first use: a lock that is never contended costs nothing
   const Topology* topo_;
   int levels_ = 0;
-  std::vector<int> children_;                 // per level: elements per element of the level above
   std::vector<std::vector<int>> waiting_;     // [level][element]: spinners inside it
   std::vector<std::vector<int>> busy_children_;  // [level][element]: children (level + 1) with spinners
 };

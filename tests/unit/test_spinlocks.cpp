@@ -25,6 +25,13 @@ TopologySpec two_sockets() {
   return t;
 }
 
+// cpu 0 takes `lock` at time 0; cpus 1..waiters queue behind it, cpu c at c ns.
+void hold_with_waiters(Lock& lock, int waiters) {
+  Time g;
+  REQUIRE(lock.acquire(0, Time{}, LockMode::kExclusive, g));
+  for (int c = 1; c <= waiters; ++c) CHECK_FALSE(lock.acquire(c, Time{} + sim::nanoseconds(c), LockMode::kExclusive, g));
+}
+
 // A scenario: each CPU loops think Z, then `lock` held H.
 Scenario lock_loop(const std::string& kind, Duration think, Duration hold, bool exp_think,
                    Duration duration = sim::microseconds(500)) {
@@ -114,9 +121,7 @@ SCENARIO("spinners of another socket cost one fetch, not one each") {
     if (kind == "ticket") lock = std::make_unique<TicketSpinlock>(LockContext{&topo, {}});
     else lock = std::make_unique<TasSpinlock>(LockContext{&topo, {}});
     std::vector<Grant> woken;
-    Time g;
-    REQUIRE(lock->acquire(0, Time{}, LockMode::kExclusive, g));
-    for (int c = 1; c <= 7; ++c) CHECK_FALSE(lock->acquire(c, Time{} + sim::nanoseconds(c), LockMode::kExclusive, g));
+    hold_with_waiters(*lock, 7);
     lock->release(0, Time{} + sim::nanoseconds(100), LockMode::kExclusive, woken);
     REQUIRE(woken.size() == 1);
     if (kind == "ticket") {
@@ -145,9 +150,7 @@ SCENARIO("the grouped handoff is the same through a measured transfer matrix") {
   for (const Topology* topo : {&levels, &measured}) {
     TicketSpinlock lock(LockContext{topo, {}});
     std::vector<Grant> woken;
-    Time g;
-    REQUIRE(lock.acquire(0, Time{}, LockMode::kExclusive, g));
-    for (int c = 1; c <= 7; ++c) CHECK_FALSE(lock.acquire(c, Time{} + sim::nanoseconds(c), LockMode::kExclusive, g));
+    hold_with_waiters(lock, 7);
     lock.release(0, Time{} + sim::nanoseconds(100), LockMode::kExclusive, woken);
     REQUIRE(woken.size() == 1);
     CHECK(woken[0].at == Time{} + sim::nanoseconds(165));
@@ -162,9 +165,7 @@ SCENARIO("a ticket lock's handoff grows with the number of waiters") {
   Topology topo(two_sockets());
   TicketSpinlock lock(LockContext{&topo, {}});
   std::vector<Grant> woken;
-  Time g;
-  REQUIRE(lock.acquire(0, Time{}, LockMode::kExclusive, g));
-  for (int c = 1; c <= 3; ++c) CHECK_FALSE(lock.acquire(c, Time{} + sim::nanoseconds(c), LockMode::kExclusive, g));
+  hold_with_waiters(lock, 3);
   // 3 waiters: transfer 10 ns x 3/2 = 15 ns (Boyd-Wickizer et al.: c k/2).
   lock.release(0, Time{} + sim::nanoseconds(100), LockMode::kExclusive, woken);
   REQUIRE(woken.size() == 1);
