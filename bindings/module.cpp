@@ -33,7 +33,8 @@
 #include "cli/fits.h"
 #include "cli/report.h"
 #include "cli/review.h"
-#include "cli/score.h"
+#include "results/score.h"
+#include "results/validation.h"
 #include "models/experiment/experiment.h"
 #include "models/experiment/fits.h"
 #include "models/scenario/scenario.h"
@@ -598,13 +599,37 @@ PYBIND11_MODULE(_vfssim, m) {
         const auto s = report::score_figure(kind, reported, tolerance, bound, predicted);
         py::dict d;
         d["error"] = s.error;
+        d["factor"] = s.factor;
         d["within"] = s.within;
         d["direction_ok"] = s.direction_ok ? py::object(py::bool_(*s.direction_ok)) : py::object(py::none());
         return d;
       },
       py::arg("kind"), py::arg("reported"), py::arg("tolerance"), py::arg("bound"), py::arg("predicted"),
-      "Scores one expected figure as `vfssim validate` does (cli/score.h): {error, within, direction_ok}.");
+      "Scores one expected figure as `vfssim validate` does (results/score.h): {error, within, direction_ok}.");
 
+  m.def(
+      "validate",
+      [](const ScenarioPtr& sc, std::uint64_t seed, int reps, unsigned jobs, py::object progress) {
+        if (!sc) throw std::invalid_argument("validate: the scenario is None");
+        if (reps < 1) throw std::invalid_argument("reps must be at least 1, not " + std::to_string(reps));
+        const report::Validation validation({sc.get()});
+        std::vector<PointTuple> specs;
+        for (const auto& p : validation.points())
+          for (int r = 0; r < reps; ++r)
+            specs.push_back(PointTuple{p.ref.strategy, p.ref.variant, p.ref.cpus, r, {}, {}});
+        auto results = run_points(*sc, specs, seed, jobs, progress);
+        std::vector<std::vector<models::PointResult>> grouped(validation.points().size());
+        for (std::size_t i = 0; i < results.size(); ++i)
+          grouped[i / static_cast<std::size_t>(reps)].push_back(std::move(results[i]));
+        const auto figures = validation.score(grouped);
+        nlohmann::json figs = nlohmann::json::array();
+        for (const auto& f : figures) figs.push_back(validation.figure_json(f));
+        return nlohmann::json{{"figures", figs}, {"summary", report::Validation::summarize(figures, std::nullopt).to_json()}}
+            .dump();
+      },
+      py::arg("scenario"), py::arg("seed") = 1, py::arg("reps") = 1, py::arg("jobs") = 0, py::arg("progress") = py::none(),
+      "Scores the scenario's expected figures as `vfssim validate --json` does (results/validation.h): that JSON\n"
+      "document (figures and summary) as text.");
   m.def(
       "sweep",
       [](const ScenarioPtr& sc, const std::vector<std::string>& strategies, const std::vector<std::string>& variants,

@@ -205,6 +205,14 @@ CREATE TABLE comparisons (
   PRIMARY KEY (run_id, row)
 );
 )sql",
+    // 6: restated figures (the same simulation as a fitted one, or as an
+    // earlier prediction: shown, not scored), the factor, the figure kind.
+    R"sql(
+ALTER TABLE validation_figures ADD COLUMN kind TEXT NOT NULL DEFAULT '';
+ALTER TABLE validation_figures ADD COLUMN restated INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE validation_figures ADD COLUMN restates TEXT;
+ALTER TABLE validation_figures ADD COLUMN factor REAL;
+)sql",
 };
 
 constexpr int kMigrationCount = sizeof(kMigrations) / sizeof(kMigrations[0]);
@@ -402,13 +410,18 @@ std::int64_t Store::add_validation(double wall_seconds, const std::string& summa
     const std::int64_t id = sqlite3_last_insert_rowid(db_);
     Sql f(db_,
                 "INSERT INTO validation_figures(validation_id, scenario, figure, reported, predicted, fitted, "
-                "within_tolerance, direction_ok, error, tolerance, bound) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+                "within_tolerance, direction_ok, error, tolerance, bound, kind, restated, restates, factor) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     for (const auto& r : figures) {
       f.bind(1, id).bind(2, r.scenario).bind(3, r.figure).bind(4, r.reported).bind_real(5, r.predicted);
       f.bind(6, static_cast<std::int64_t>(r.fitted)).bind(7, static_cast<std::int64_t>(r.within_tolerance));
       if (r.direction_ok) f.bind(8, static_cast<std::int64_t>(*r.direction_ok));
       else f.bind_real(8, NAN);
-      f.bind_real(9, r.error).bind(10, r.tolerance).bind(11, r.bound);
+      f.bind_real(9, r.error).bind(10, r.tolerance).bind(11, r.bound).bind(12, r.kind);
+      f.bind(13, static_cast<std::int64_t>(r.restated));
+      if (r.restated) f.bind(14, r.restates);
+      else f.bind_real(14, NAN);
+      f.bind_real(15, r.factor);
       f.run();
     }
     return id;

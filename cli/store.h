@@ -39,7 +39,7 @@ class StoreError : public std::runtime_error {
 
 class Store {
  public:
-  static constexpr int kSchemaVersion = 5;
+  static constexpr int kSchemaVersion = 6;
 
   // Opens or creates the database and migrates it. A file that is not a
   // vfssim database (or is damaged) raises StoreError and is left untouched.
@@ -69,6 +69,10 @@ class Store {
     std::optional<bool> direction_ok;  // NULL when the figure claims no direction
     double error = 0, tolerance = 0;
     std::string bound = "about";  // about | at_least | at_most
+    std::string kind;             // value | ratio | change | peak | spread (schema 6)
+    bool restated = false;        // the same simulation as a fitted figure or an earlier prediction
+    std::string restates;         // ... that figure's id
+    double factor = 1;            // max(p/r, r/p); stored NULL when infinite
   };
   std::int64_t add_validation(double wall_seconds, const std::string& summary_json,
                               const std::vector<ValidationFigureRow>& figures);

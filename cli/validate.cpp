@@ -16,7 +16,8 @@
 #include <tuple>
 
 #include "cli/run_durable.h"
-#include "cli/score.h"
+#include "results/score.h"
+#include "results/validation.h"
 #include "cli/store.h"
 #include "models/experiment/experiment.h"
 #include "models/scenario/scenario.h"
@@ -31,24 +32,6 @@ namespace {
 
 // Fewer loop iterations than this in a point's window: quantized figures.
 constexpr std::uint64_t kFewIterations = 100;
-
-struct PointKey {
-  std::size_t scenario;
-  std::string strategy, variant;
-  int cpus;
-  bool operator<(const PointKey& o) const {
-    return std::tie(scenario, strategy, variant, cpus) < std::tie(o.scenario, o.strategy, o.variant, o.cpus);
-  }
-};
-
-struct Figure {
-  std::size_t scenario = 0;
-  const models::Expectation* e = nullptr;
-  double predicted = 0;
-  double error = 0;
-  bool within = false;
-  std::optional<bool> direction_ok;
-};
 
 // Every *.yaml of a directory (sorted), or the file itself.
 std::vector<std::string> scenario_files(const std::vector<std::string>& paths) {
@@ -73,37 +56,25 @@ std::vector<std::string> scenario_files(const std::vector<std::string>& paths) {
   return out;
 }
 
-// A point's metric, averaged over its replications.
-double metric(const std::vector<models::PointResult>& reps, const std::string& name, int cpus) {
-  double ops = 0;
-  for (const auto& r : reps) ops += r.ops_per_sec;
-  ops /= static_cast<double>(reps.size());
-  if (name == "ops_per_sec") return ops;
-  if (name == "us_per_op") return ops > 0 ? 1e6 * cpus / ops : std::numeric_limits<double>::infinity();
-  const std::string prefix = name.substr(std::string("share:").size());
-  double share = 0;
-  for (const auto& r : reps) {
-    if (r.cpu_time.count() <= 0) continue;
-    std::int64_t t = 0;
-    for (const auto& e : r.profile)
-      if (e.chain.rfind(prefix, 0) == 0) t += e.time.count();
-    share += static_cast<double>(t) / static_cast<double>(r.cpu_time.count());
-  }
-  return share / static_cast<double>(reps.size());
-}
-
 std::string format_figure_value(const models::Expectation& e, double v) {
   char buf[48];
   if (!std::isfinite(v)) return "n/a";
   if (e.kind == "change") std::snprintf(buf, sizeof buf, "%+.1f%%", 100 * (v - 1));
-  else if (e.kind == "ratio") std::snprintf(buf, sizeof buf, "%.3f", v);
+  else if (e.kind == "ratio" || e.metric == "speedup") std::snprintf(buf, sizeof buf, "%.3g", v);
   else if (e.metric.rfind("share:", 0) == 0) std::snprintf(buf, sizeof buf, "%.2f%%", 100 * v);
   else if (e.metric == "us_per_op") std::snprintf(buf, sizeof buf, "%.4g us", v);
   else std::snprintf(buf, sizeof buf, "%.4g", v);
   return buf;
 }
 
-const char* yes_no(bool b) { return b ? "yes" : "no"; }
+// A figure's reported or predicted value as the table prints it: a peak
+// as HEIGHT@CPUS, a spread as FASTEST..SLOWEST.
+std::string format_cell(const models::Expectation& e, double v, double high, int cpus) {
+  if (e.kind == "peak") return (std::isfinite(v) ? format_figure_value(e, v) : std::string("?")) + "@" + std::to_string(cpus);
+  if (e.kind == "spread") return format_figure_value(e, v) + ".." + format_figure_value(e, high);
+  return (e.bound == "at_least" ? ">=" : e.bound == "at_most" ? "<=" : "") + format_figure_value(e, v);
+}
+
 
 }  // namespace
 
@@ -149,25 +120,10 @@ int cmd_validate(const std::vector<std::string>& args) {
   if (!db.empty()) store = std::make_unique<Store>(db);
 
   // The distinct points the figures need, all scenarios together.
-  std::map<PointKey, std::size_t> point_index;
-  std::vector<PointKey> points;
-  std::vector<Figure> figures;
-  auto need = [&](std::size_t s, const models::Expectation::PointRef& p) {
-    const PointKey k{s, p.strategy, p.variant, p.cpus};
-    if (point_index.try_emplace(k, points.size()).second) points.push_back(k);
-  };
-  std::size_t with_figures = 0;
-  for (std::size_t s = 0; s < scenarios.size(); ++s) {
-    if (!scenarios[s].expect.empty()) ++with_figures;
-    for (const auto& e : scenarios[s].expect) {
-      need(s, e.new_point);
-      if (e.kind != "value") need(s, e.base_point);
-      Figure f;
-      f.scenario = s;
-      f.e = &e;
-      figures.push_back(f);
-    }
-  }
+  std::vector<const models::Scenario*> loaded;
+  for (const auto& sc : scenarios) loaded.push_back(&sc);
+  const Validation validation(loaded);
+  const auto& points = validation.points();
 
   const models::PointLimits limits = point_limits(budget);
   const auto t0 = std::chrono::steady_clock::now();
@@ -176,14 +132,14 @@ int cmd_validate(const std::vector<std::string>& args) {
   std::mutex progress_mutex;
   std::size_t done = 0;
   sim::parallel_for(total, jobs == 0 ? sim::default_jobs() : jobs, [&](std::size_t i) {
-    const PointKey& k = points[i / static_cast<std::size_t>(reps)];
+    const NeededPoint& k = points[i / static_cast<std::size_t>(reps)];
     const int rep = static_cast<int>(i % static_cast<std::size_t>(reps));
-    models::PointSpec spec{k.strategy, k.cpus, rep, models::rep_seed(seed, rep), k.variant};
+    models::PointSpec spec{k.ref.strategy, k.ref.cpus, rep, models::rep_seed(seed, rep), k.ref.variant};
     results[i] = models::run_point(scenarios[k.scenario], spec, limits);
     if (!quiet) {
       std::lock_guard<std::mutex> lk(progress_mutex);
-      std::cerr << "\r[" << ++done << "/" << total << "] " << scenarios[k.scenario].name << ": " << k.strategy << "/"
-                << k.variant << " @ " << k.cpus << " CPUs   " << std::flush;
+      std::cerr << "\r[" << ++done << "/" << total << "] " << scenarios[k.scenario].name << ": " << k.ref.strategy
+                << "/" << k.ref.variant << " @ " << k.ref.cpus << " CPUs   " << std::flush;
     }
   });
   if (!quiet && total > 0) std::cerr << "\r" << std::string(72, ' ') << "\r";
@@ -192,69 +148,45 @@ int cmd_validate(const std::vector<std::string>& args) {
     std::cerr << "vfssim validate: no figure scored, nothing stored\n";
     return 1;
   }
+  std::vector<std::vector<models::PointResult>> grouped(points.size());
+  for (std::size_t i = 0; i < total; ++i) grouped[i / static_cast<std::size_t>(reps)].push_back(std::move(results[i]));
 
-  auto value_at = [&](std::size_t s, const models::Expectation::PointRef& p, const std::string& m) {
-    const std::size_t i = point_index.at(PointKey{s, p.strategy, p.variant, p.cpus});
-    const auto first = results.begin() + static_cast<std::ptrdiff_t>(i * static_cast<std::size_t>(reps));
-    const std::vector<models::PointResult> group(first, first + reps);
-    return metric(group, m, p.cpus);
-  };
-
-  int predictions = 0, within = 0, dir_right = 0, dir_total = 0;
-  bool failed = false;
-  for (auto& f : figures) {
-    const models::Expectation& e = *f.e;
-    if (e.kind == "value") {
-      f.predicted = value_at(f.scenario, e.new_point, e.metric);
-    } else {
-      const double base = value_at(f.scenario, e.base_point, e.metric);
-      const double now = value_at(f.scenario, e.new_point, e.metric);
-      f.predicted = base != 0 ? now / base : std::numeric_limits<double>::quiet_NaN();
-    }
-    const FigureScore score = score_figure(e.kind, e.reported, e.tolerance, e.bound, f.predicted);
-    f.error = score.error;
-    f.within = score.within;
-    f.direction_ok = score.direction_ok;
-    if (e.fitted) continue;
-    ++predictions;
-    if (f.within) ++within;
-    else failed = true;
-    if (f.direction_ok) {
-      ++dir_total;
-      if (*f.direction_ok) ++dir_right;
-      else failed = true;
-    }
+  const std::vector<ScoredFigure> figures = validation.score(grouped);
+  const ValidationSummary total_summary = Validation::summarize(figures, std::nullopt);
+  const bool failed = total_summary.failed;
+  json summary = total_summary.to_json();
+  summary["wall_seconds"] = wall;
+  json per_scenario = json::array();
+  for (std::size_t s = 0; s < scenarios.size(); ++s) {
+    if (scenarios[s].expect.empty()) continue;
+    json one{{"scenario", scenarios[s].name}, {"path", scenarios[s].path}};
+    one.update(Validation::summarize(figures, s).to_json());
+    one.erase("scenarios");
+    per_scenario.push_back(std::move(one));
   }
-  const json fraction = predictions > 0 ? json(static_cast<double>(within) / predictions) : json(nullptr);
-  const json summary{{"scenarios", with_figures},
-                     {"figures", figures.size()},
-                     {"predictions", predictions},
-                     {"predictions_within_tolerance", within},
-                     {"fraction_within", fraction},
-                     {"directions_right", dir_right},
-                     {"directions_total", dir_total},
-                     {"wall_seconds", wall}};
 
   if (store) {
     std::vector<Store::ValidationFigureRow> rows;
     for (const auto& f : figures)
       rows.push_back(Store::ValidationFigureRow{scenarios[f.scenario].name, f.e->id, f.e->reported, f.predicted,
                                                 f.e->fitted, f.within, f.direction_ok, f.error, f.e->tolerance,
-                                                f.e->bound});
-    store->add_validation(wall, summary.dump(), rows);
+                                                f.e->bound, f.e->kind, f.restated, f.restates, f.factor});
+    json stored = summary;
+    stored["per_scenario"] = per_scenario;
+    store->add_validation(wall, stored.dump(), rows);
   }
 
   // Points with few iterations in their window give quantized figures.
   std::string low_counts;
   std::size_t n_low = 0;
   for (std::size_t i = 0; i < points.size(); ++i) {
-    std::uint64_t fewest = results[i * static_cast<std::size_t>(reps)].ops;
-    for (int r = 1; r < reps; ++r) fewest = std::min(fewest, results[i * static_cast<std::size_t>(reps) + r].ops);
+    std::uint64_t fewest = grouped[i].front().ops;
+    for (const auto& r : grouped[i]) fewest = std::min(fewest, r.ops);
     if (fewest >= kFewIterations) continue;
     ++n_low;
-    const PointKey& k = points[i];
-    low_counts += "  " + scenarios[k.scenario].name + ": " + k.strategy + "/" + k.variant + "@" +
-                  std::to_string(k.cpus) + " (" + std::to_string(fewest) + ")\n";
+    const NeededPoint& k = points[i];
+    low_counts += "  " + scenarios[k.scenario].name + ": " + k.ref.strategy + "/" + k.ref.variant + "@" +
+                  std::to_string(k.ref.cpus) + " (" + std::to_string(fewest) + ")\n";
   }
   const std::string low_note =
       n_low == 0 ? ""
@@ -266,22 +198,8 @@ int cmd_validate(const std::vector<std::string>& args) {
   if (as_json) {
     if (!quiet) std::cerr << low_note;
     json figs = json::array();
-    for (const auto& f : figures) {
-      const models::Expectation& e = *f.e;
-      figs.push_back(json{{"scenario", scenarios[f.scenario].name},
-                          {"figure", e.id},
-                          {"reported", e.reported},
-                          {"predicted", std::isfinite(f.predicted) ? json(f.predicted) : json(nullptr)},
-                          {"fitted", e.fitted},
-                          {"within_tolerance", f.within},
-                          {"direction_ok", f.direction_ok ? json(*f.direction_ok) : json(nullptr)},
-                          {"error", std::isfinite(f.error) ? json(f.error) : json(nullptr)},
-                          {"tolerance", e.tolerance},
-                          {"bound", e.bound},
-                          {"kind", e.kind},
-                          {"source", e.source}});
-    }
-    std::cout << json{{"figures", figs}, {"summary", summary}}.dump(2) << "\n";
+    for (const auto& f : figures) figs.push_back(validation.figure_json(f));
+    std::cout << json{{"figures", figs}, {"summary", summary}, {"per_scenario", per_scenario}}.dump(2) << "\n";
     return failed ? 1 : 0;
   }
 
@@ -295,35 +213,49 @@ int cmd_validate(const std::vector<std::string>& args) {
     std::size_t width = 6;
     for (const auto& e : sc.expect) width = std::max(width, e.id.size());
     std::cout << "scenario " << sc.name << " (" << sc.path << ")\n";
-    std::snprintf(line, sizeof line, "  %-*s  %-6s %11s %11s %8s %9s  %-6s  %-6s  %s\n", static_cast<int>(width),
-                  "figure", "kind", "reported", "predicted", "error", "tolerance", "fitted", "within", "direction");
+    std::snprintf(line, sizeof line, "  %-*s  %-6s %13s %13s %8s %7s %9s  %-8s  %-6s  %s\n", static_cast<int>(width),
+                  "figure", "kind", "reported", "predicted", "error", "factor", "tolerance", "fitted", "within",
+                  "direction");
     std::cout << line;
     for (const auto& f : figures) {
       if (f.scenario != s) continue;
       const auto& e = *f.e;
-      char err[32], tol[32];
+      char err[32], tol[32], fac[32];
       if (std::isfinite(f.error) && f.error >= 10) std::snprintf(err, sizeof err, ">999%%");
       else if (std::isfinite(f.error)) std::snprintf(err, sizeof err, "%.1f%%", 100 * f.error);
       else std::snprintf(err, sizeof err, "n/a");
+      if (std::isfinite(f.factor) && f.factor < 100) std::snprintf(fac, sizeof fac, "%.2fx", f.factor);
+      else std::snprintf(fac, sizeof fac, ">99x");
       std::snprintf(tol, sizeof tol, "%g%%", 100 * e.tolerance);
       const char* dir = !f.direction_ok ? "-" : (*f.direction_ok ? "right" : "WRONG");
-      const char* in = f.within ? "yes" : (e.fitted ? "no" : "NO");
-      std::snprintf(line, sizeof line, "  %-*s  %-6s %11s %11s %8s %9s  %-6s  %-6s  %s\n", static_cast<int>(width),
+      const char* in = f.within ? "yes" : (f.prediction() ? "NO" : "no");
+      const std::string fitted = e.fitted ? "yes" : f.restated ? "restated" : "no";
+      std::snprintf(line, sizeof line, "  %-*s  %-6s %13s %13s %8s %7s %9s  %-8s  %-6s  %s\n", static_cast<int>(width),
                     e.id.c_str(), e.kind.c_str(),
-                    ((e.bound == "at_least" ? ">=" : e.bound == "at_most" ? "<=" : "") +
-                     format_figure_value(e, e.reported)).c_str(),
-                    format_figure_value(e, f.predicted).c_str(), err, tol, yes_no(e.fitted), in, dir);
+                    format_cell(e, e.reported, e.reported_high, e.new_point.cpus).c_str(),
+                    format_cell(e, f.predicted, f.predicted_high, f.predicted_cpus).c_str(), err, fac, tol,
+                    fitted.c_str(), in, dir);
       std::cout << line;
+      if (f.restated) std::cout << "    (restates " << f.restates << ": the same simulation, not scored)\n";
     }
-    std::cout << "\n";
+    const ValidationSummary t = Validation::summarize(figures, s);
+    std::snprintf(line, sizeof line,
+                  "  %zu predictions (%zu fitted, %zu restated): %zu within tolerance, %zu within a factor 1.5",
+                  t.predictions, t.fitted, t.restated, t.within, t.within_factor_1_5);
+    std::cout << line;
+    if (t.peaks) std::cout << ", peaks within a doubling " << t.peaks_within_doubling << "/" << t.peaks;
+    if (t.directions_total) std::cout << ", directions right " << t.directions_right << "/" << t.directions_total;
+    std::cout << "\n\n";
   }
+  const ValidationSummary& t = total_summary;
   std::snprintf(line, sizeof line,
-                "summary: %zu scenario%s with figures, %zu figures, %d predictions (%zu fitted), "
-                "%d within tolerance (%.0f%%), directions right %d/%d; %zu points x %d rep%s in %.1f s\n",
-                with_figures, with_figures == 1 ? "" : "s", figures.size(), predictions,
-                figures.size() - static_cast<std::size_t>(predictions), within,
-                predictions > 0 ? 100.0 * within / predictions : 0.0, dir_right, dir_total, points.size(), reps,
-                reps == 1 ? "" : "s", wall);
+                "summary: %zu scenario%s with figures, %zu figures, %zu predictions (%zu fitted, %zu restated), "
+                "%zu within tolerance (%.0f%%), %zu within a factor 1.5, peaks within a doubling %zu/%zu, "
+                "directions right %zu/%zu; %zu points x %d rep%s in %.1f s\n",
+                t.scenarios, t.scenarios == 1 ? "" : "s", t.figures, t.predictions, t.fitted, t.restated, t.within,
+                t.predictions > 0 ? 100.0 * static_cast<double>(t.within) / static_cast<double>(t.predictions) : 0.0,
+                t.within_factor_1_5, t.peaks_within_doubling, t.peaks, t.directions_right, t.directions_total,
+                points.size(), reps, reps == 1 ? "" : "s", wall);
   std::cout << line << low_note;
   return failed ? 1 : 0;
 }

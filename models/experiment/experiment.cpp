@@ -1,6 +1,8 @@
 #include "models/experiment/experiment.h"
 
 #include <chrono>
+#include <cstdio>
+#include <type_traits>
 #include <cmath>
 #include <mutex>
 #include <stdexcept>
@@ -32,43 +34,115 @@ Variant resolve_variant(const Scenario& scenario, const std::string& name) {
   return scenario.variant(name);
 }
 
+namespace {
+
+// The strategy a point runs: the scenario's, or a copy with the what-if's
+// locks made free and lines made private.
+Strategy point_strategy(const Scenario& scenario, const PointSpec& spec) {
+  Strategy s = scenario.strategy(spec.strategy);
+  for (const auto& name : spec.free_locks) {
+    auto it = s.locks.find(name);
+    if (it == s.locks.end()) throw std::invalid_argument("strategy '" + s.name + "' has no lock '" + name + "' to make free");
+    it->second.kind = FreeLock::kKind;
+  }
+  for (const auto& name : spec.private_lines) {
+    auto it = s.lines.find(name);
+    if (it == s.lines.end())
+      throw std::invalid_argument("strategy '" + s.name + "' has no line '" + name + "' to make private");
+    it->second.scope = Scope::kTask;
+  }
+  return s;
+}
+
+// Everything a point's simulation depends on except its seed, resolved:
+// the variant (machine, workload, parameters), the compiled program and
+// the CPUs its tasks run on.
+struct PointSetup {
+  Variant variant;
+  Topology topo;
+  Program program;
+  std::vector<int> cpus;
+  PointSetup(const Scenario& scenario, const PointSpec& spec)
+      : variant(resolve_variant(scenario, spec.variant)),
+        topo(variant.machine),
+        program(compile_program(point_strategy(scenario, spec), variant.workload.loop, variant.params)),
+        cpus(Scenario::place_tasks(topo, variant.workload, spec.cpus)) {}
+};
+
+// Tasks start spread over the first microsecond, as processes forked by a
+// benchmark driver do: it breaks lockstep between identical loops.
+constexpr Duration kStartJitter = sim::microseconds(1);
+
+// Appends the bytes of plain values: the fingerprint's canonical form.
+struct Bytes {
+  std::string out;
+  template <typename T>
+    requires std::is_arithmetic_v<T> || std::is_enum_v<T>
+  Bytes& operator<<(T v) {
+    out.append(reinterpret_cast<const char*>(&v), sizeof v);
+    return *this;
+  }
+  Bytes& operator<<(Duration d) { return *this << d.count(); }
+  Bytes& operator<<(const std::string& s) { return *this << s.size(), out.append(s), *this; }
+  Bytes& operator<<(const TimeDist& t) { return *this << t.kind << t.a << t.b << t.param; }
+  Bytes& operator<<(const NumberRef& n) { return *this << n.value << n.param; }
+  template <typename T>
+  Bytes& operator<<(const std::vector<T>& v) {
+    *this << v.size();
+    for (const auto& x : v) *this << x;
+    return *this;
+  }
+};
+
+}  // namespace
+
+std::string point_fingerprint(const Scenario& scenario, const PointSpec& spec) {
+  const PointSetup setup(scenario, spec);
+  const Program& p = setup.program;
+  const Workload& wl = setup.variant.workload;
+  const TopologySpec& m = setup.variant.machine;
+  Bytes b;
+  b << p.code.size();
+  for (const Instr& in : p.code)
+    b << in.kind << in.mode << in.slot << in.frame << in.symbol << in.jump << in.jump2 << in.aux << in.count << in.p
+      << in.time;
+  b << p.frames.size();
+  for (const Frame& f : p.frames) b << f.parent << f.name;
+  b << p.symbols << p.detail << p.locks.size();
+  for (const LockDecl& l : p.locks) b << l.name << l.kind << l.scope << l.spin << l.wake_latency << l.reader_preference;
+  b << p.lines.size();
+  for (const LineDecl& l : p.lines) b << l.name << l.scope;
+  b << p.seqcounts.size();
+  for (const SeqDecl& q : p.seqcounts) b << q.name << q.scope;
+  b << p.pools.size();
+  for (const PoolDecl& q : p.pools) b << q.name << q.scope << q.low << q.high << q.refill;
+  b << p.percpu_counters << p.uses_rcu_gp << p.uses_sum << p.hz;
+  b << m.levels.size();
+  for (const TopologyLevel& l : m.levels) b << l.name << l.count << l.transfer;
+  b << m.links.size();
+  for (const InterconnectLink& l : m.links) b << l.a << l.b;
+  b << m.cross_base << m.hop << m.numa_level << m.core_level << m.local_hit << m.local_atomic
+    << m.invalidate_per_sharer << m.smt_throughput << m.measured_matrix;
+  b << wl.tasks << setup.cpus << wl.warmup << wl.duration << kStartJitter;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(sim::stable_hash(b.out)));
+  return hex;
+}
+
 PointResult run_point(const Scenario& scenario, const PointSpec& spec, const PointLimits& limits) {
   const auto wall_start = std::chrono::steady_clock::now();
-  const Strategy* chosen = &scenario.strategy(spec.strategy);
-  Strategy what_if;  // the strategy with locks made free / lines made private
-  if (!spec.free_locks.empty() || !spec.private_lines.empty()) {
-    what_if = *chosen;
-    for (const auto& name : spec.free_locks) {
-      auto it = what_if.locks.find(name);
-      if (it == what_if.locks.end())
-        throw std::invalid_argument("strategy '" + what_if.name + "' has no lock '" + name + "' to make free");
-      it->second.kind = FreeLock::kKind;
-    }
-    for (const auto& name : spec.private_lines) {
-      auto it = what_if.lines.find(name);
-      if (it == what_if.lines.end())
-        throw std::invalid_argument("strategy '" + what_if.name + "' has no line '" + name + "' to make private");
-      it->second.scope = Scope::kTask;
-    }
-    chosen = &what_if;
-  }
-  const Strategy& strategy = *chosen;
-  const Variant variant = resolve_variant(scenario, spec.variant);
-  const Workload& wl = variant.workload;
-  const Topology topo(variant.machine);
-  const Program program = compile_program(strategy, wl.loop, variant.params);
+  const PointSetup setup(scenario, spec);
+  const Workload& wl = setup.variant.workload;
 
   sim::Simulation sim;
   ExecutorConfig cfg;
-  cfg.cpus = Scenario::place_tasks(topo, wl, spec.cpus);
+  cfg.cpus = setup.cpus;
   cfg.tasks = wl.tasks;
   cfg.seed = spec.seed;
   cfg.warmup = sim::kTimeZero + wl.warmup;
   cfg.end = cfg.warmup + wl.duration;
-  // Tasks start spread over the first microsecond, as processes forked by
-  // a benchmark driver do: it breaks lockstep between identical loops.
-  cfg.start_jitter = sim::microseconds(1);
-  Executor exec(sim, program, topo, cfg);
+  cfg.start_jitter = kStartJitter;
+  Executor exec(sim, setup.program, setup.topo, cfg);
   exec.start();
   std::string limit_stop;  // set when a budget or cancellation cut the run short
   const sim::StopReason why = run_within_limits(sim, cfg.end, limits, wall_start, limit_stop);
@@ -87,6 +161,8 @@ PointResult run_point(const Scenario& scenario, const PointSpec& spec, const Poi
   r.seqcounts = exec.seq_report();
   r.pools = exec.pool_report();
   r.rcu = exec.rcu_stats();
+  r.task_ops.reserve(setup.cpus.size());
+  for (std::size_t t = 0; t < setup.cpus.size(); ++t) r.task_ops.push_back(exec.iterations_of(t));
   r.cpu_time = wl.duration * spec.cpus;
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return r;

@@ -45,6 +45,7 @@ struct PointResult {
   std::vector<SeqReport> seqcounts;
   std::vector<PoolReport> pools;
   RcuStats rcu;
+  std::vector<std::uint64_t> task_ops;  // iterations in the window, per task (task i on the i-th placed CPU)
   Duration cpu_time{0};         // CPUs x window: the profile's 100%
   double wall_seconds = 0;      // not part of deterministic output
 };
@@ -84,6 +85,13 @@ struct PointLimits {
 };
 
 PointResult run_point(const Scenario& scenario, const PointSpec& spec, const PointLimits& limits = {});
+
+// A hash (16 hex digits) of everything the point's simulation depends on
+// except its seed: the compiled program (parameters resolved), the machine,
+// the task kind, the CPUs the tasks run on, warm-up and window. Two points
+// with the same fingerprint and seed are the same simulation, whatever
+// their strategy or variant is called (vfssim validate's restated figures).
+std::string point_fingerprint(const Scenario& scenario, const PointSpec& spec);
 
 // A point is a result when it ran to the end of its window, or deadlocked
 // (stop "deadlock: cpu N waiting for lock 'L' at CHAIN held by cpu M; ...").

@@ -225,21 +225,33 @@ struct Variant {
 };
 
 // A reported figure the scenario must predict (`expect:`).
+//
+// Kinds: "value" (a point's metric), "ratio" (new/base), "change" (new/base
+// - 1, kept as the ratio 1 + change in `reported`), "peak" (the CPU count
+// of a curve's highest point, and the height there), "spread" (the fastest
+// and the slowest task of a point). A `curve:` entry of the file becomes
+// one "value" figure per point, named CURVE@CPUS, with `curve` set.
 struct Expectation {
   std::string id;
-  std::string kind;        // "ratio": new/base; "change": new/base - 1; "value": a point's metric
-  std::string metric = "ops_per_sec";  // ops_per_sec | us_per_op | share:<profile chain prefix>
+  std::string kind;
+  // ops_per_sec | us_per_op | speedup (ops/s over the same strategy and
+  // variant at 1 CPU) | share:<profile chain prefix>
+  std::string metric = "ops_per_sec";
   struct PointRef {
     std::string strategy, variant = "default";
     int cpus = 1;
-  } new_point, base_point;
-  double reported = 0;
-  double tolerance = 0;    // relative error allowed (0.25 = 25%); a change is scored as the ratio 1 + change
+  } new_point, base_point;     // peak: new_point.cpus is the reported peak's CPU count
+  std::vector<int> peak_cpus;  // peak: the curve's CPU counts searched for the highest point
+  double reported = 0;       // value, ratio, 1 + change, peak height (NaN: only the CPU count given),
+                             // spread: the fastest task's metric
+  double reported_high = 0;  // spread: the slowest task's metric
+  double tolerance = 0;      // relative error allowed (0.25 = 25%); a change: see results/score.h
   // What the thread gave: a value ("about", "550-570 us"), or only a bound
   // (">40% of the time"): "at_least" / "at_most" count as met anywhere on
   // their side and score the shortfall past the bound as the error.
   std::string bound = "about";
   bool fitted = false;     // used to set a constant: shown, not scored
+  std::string curve;       // the `curve:` entry this value figure came from ("" otherwise)
   std::string source;      // seed file and quoted line
   SourceMark mark;
 };

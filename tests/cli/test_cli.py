@@ -154,12 +154,12 @@ expect:
 """
 WRONG_FIGURE = """\
   - figure: wrong-direction
-    ratio: {new: free@2, base: free@1}
+    ratio: {new: free@4, base: free@1}
     reported: 0.5
     tolerance: 10%
     source: 'test: must fail'
   - figure: bound-missed
-    value: {point: free@1}
+    value: {point: free@4}
     metric: us_per_op
     reported: 2
     bound: at_least
@@ -182,11 +182,11 @@ with tempfile.TemporaryDirectory() as tmp:
     vj = run("validate", good_dir, "--json", "--db", "", "-q", "--reps", "2", "--jobs", "1")
     check(vj.returncode == 0, "validate --json exits 0")
     doc = json.loads(vj.stdout)
-    check(set(doc) == {"figures", "summary"}, "validate --json has figures and summary")
+    check(set(doc) == {"figures", "summary", "per_scenario"}, "validate --json has figures, summary, per_scenario")
     figs = {f["figure"]: f for f in doc["figures"]}
     check(len(figs) == 7, "seven figures")
     keys = {"scenario", "figure", "reported", "predicted", "fitted", "within_tolerance", "direction_ok", "error",
-            "tolerance", "bound", "kind", "source"}
+            "tolerance", "bound", "kind", "source", "restated", "restates", "factor", "metric", "new", "base", "curve"}
     check(all(set(f) == keys for f in doc["figures"]), "every figure has exactly the documented keys")
     r2 = figs["two-cpus-double"]
     check(abs(r2["predicted"] - 2.0) < 0.02 and r2["within_tolerance"] and r2["direction_ok"] is True
@@ -200,9 +200,16 @@ with tempfile.TemporaryDirectory() as tmp:
           and figs["one-cpu-latency"]["bound"] == "about", "an at_most bound is met below it; default bound about")
     off = figs["fitted-off"]
     check(off["fitted"] and not off["within_tolerance"], "a fitted figure outside tolerance is shown")
+    # Restated: the same simulation as a fitted figure (locked@1), or the same
+    # kind and metric of the same simulations as an earlier prediction.
+    check(figs["locked-throughput"]["restated"] and figs["locked-throughput"]["restates"] == "fitted-off",
+          "a figure of a fitted figure's point is restated")
+    check(figs["share-at-least"]["restates"] == "compute-share" and figs["latency-at-most"]["restates"] == "one-cpu-latency"
+          and not figs["compute-share"]["restated"], "a second figure of the same point and metric is restated")
     s = doc["summary"]
-    check(s["scenarios"] == 1 and s["figures"] == 7 and s["predictions"] == 6
-          and s["predictions_within_tolerance"] == 6 and s["fraction_within"] == 1.0
+    check(s["scenarios"] == 1 and s["figures"] == 7 and s["predictions"] == 3 and s["restated"] == 3
+          and s["fitted"] == 1 and s["within_factor_1_5"] == 3
+          and s["predictions_within_tolerance"] == 3 and s["fraction_within"] == 1.0
           and s["directions_right"] == 1 and s["directions_total"] == 1 and s["wall_seconds"] >= 0,
           "validate summary counts: " + json.dumps(s))
     con = sqlite3.connect(vdb)
@@ -229,6 +236,71 @@ with tempfile.TemporaryDirectory() as tmp:
           "a missed at_least bound scores the shortfall past it (1 us vs >= 2 us: 50%)")
     check(docb["summary"]["scenarios"] == 2 and [f["scenario"] for f in docb["figures"]][0] == "review-test",
           "a directory's scenarios are validated in name order")
+    # Figure kinds: a curve (one value figure per point, one fitted), a peak,
+    # a spread, and a change scored on the change (error relative to
+    # max(|reported change|, 10%)).
+    kinds = os.path.join(tmp, "kinds.yaml")
+    with open(kinds, "w") as f:
+        f.write(REVIEW_SCENARIO.split("expect:")[0] + """expect:
+  - figure: free-curve
+    curve: {strategy: free}
+    reported: {1: 1.0e6, 2: 2.0e6, 4: 3.0e6}
+    fitted_at: 1
+    tolerance: 10%
+    source: 'test: 4 CPUs at 3e6 is a 25% miss of the 4e6 a lock-free loop gives'
+  - figure: free-peak
+    peak: {strategy: free, cpus: [1, 2, 4]}
+    metric: speedup
+    reported: {cpus: 2, value: 4}
+    tolerance: 5%
+    source: 'test: the peak is at 4 CPUs (within a doubling of 2), speedup 4'
+  - figure: free-spread
+    spread: {point: free@4}
+    metric: us_per_op
+    reported: [1, 1.5]
+    tolerance: 5%
+    source: 'test: every task runs 1 us per iteration: the slowest end misses by 33%'
+  - figure: free-double
+    change: {new: free@2, base: free@1}
+    reported: +90%
+    tolerance: 25%
+    source: 'test: +100% against +90% is an error of 10/90'
+  - figure: locked-small-change
+    change: {new: locked@2, base: locked@1}
+    reported: +5%
+    tolerance: 25%
+    source: 'test: a 5% change is scored relative to the 10% floor'
+""")
+    kj = run("validate", kinds, "--json", "--db", "", "-q")
+    kdoc = json.loads(kj.stdout)
+    kf = {f["figure"]: f for f in kdoc["figures"]}
+    check(sorted(kf) == ["free-curve@1", "free-curve@2", "free-curve@4", "free-double", "free-peak", "free-spread",
+                         "locked-small-change"] and kf["free-curve@4"]["curve"] == "free-curve",
+          "a curve is one value figure per point, named CURVE@CPUS: " + str(sorted(kf)))
+    check(kf["free-curve@1"]["fitted"] and not kf["free-curve@2"]["fitted"], "fitted_at marks one point of the curve")
+    check(abs(kf["free-curve@4"]["error"] - 1 / 3) < 0.01 and abs(kf["free-curve@4"]["factor"] - 4 / 3) < 0.01
+          and not kf["free-curve@4"]["within_tolerance"], "a curve point is scored like a value, with its factor")
+    pk = kf["free-peak"]
+    check(pk["predicted_cpus"] == 4 and pk["reported_cpus"] == 2 and pk["cpus_within_doubling"]
+          and abs(pk["predicted"] - 4) < 0.05 and pk["within_tolerance"], "peak: where and how high: " + json.dumps(pk))
+    sp = kf["free-spread"]
+    check(abs(sp["predicted"] - 1) < 0.01 and abs(sp["predicted_slowest"] - 1) < 0.01
+          and abs(sp["error"] - 1 / 3) < 0.01 and not sp["within_tolerance"], "spread: fastest and slowest task")
+    dbl = kf["free-double"]
+    check(abs(dbl["error"] - (dbl["predicted"] - 1.9) / 0.9) < 1e-9 and dbl["within_tolerance"],
+          "a change's error is the change's miss over the reported change")
+    small = kf["locked-small-change"]
+    check(abs(small["error"] - abs(small["predicted"] - 1.05) / 0.10) < 1e-9,
+          "a small change's error is relative to the 10% floor: " + json.dumps(small))
+    ks = kdoc["summary"]
+    check(ks["peaks"] == 1 and ks["peaks_within_doubling"] == 1 and ks["predictions"] == 6 and ks["fitted"] == 1,
+          "the summary counts peaks: " + json.dumps(ks))
+    check(kdoc["per_scenario"][0]["scenario"] == "review-test" and kdoc["per_scenario"][0]["predictions"] == 6,
+          "per_scenario carries each scenario's counts")
+    kh = run("validate", kinds, "--db", "", "-q")
+    check("4@4" in kh.stdout and "restated" in kh.stdout and "within a factor 1.5" in kh.stdout,
+          "the table prints a peak as HEIGHT@CPUS and the new counts")
+
     broken = os.path.join(tmp, "broken.yaml")
     with open(broken, "w") as f:
         f.write(REVIEW_SCENARIO.replace("new: free@2", "new: nonesuch@2"))

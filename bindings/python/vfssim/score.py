@@ -4,82 +4,77 @@
     print(vfssim.score.summary(table))      # what matches and what does not, as Markdown
     vfssim.plot.score(table)                # predicted / reported per figure, tolerance bands
 
-A figure is a `value` (a point's ops_per_sec, us_per_op or share:CHAIN-PREFIX
-of the profile), a `ratio` new/base of two points' metric, or a `change`
-(new/base - 1, scored as the ratio 1 + change). error = |predicted - reported|
-/ |reported|; a figure is within when error <= tolerance. A figure the thread
-gives only as a bound (bound: at_least / at_most, e.g. ">40%") has error 0
-anywhere on its side of the bound. A ratio or change
-that claims a direction (reported more than 2% away from 1) also scores
-whether the model moves the same way. Fitted figures set a constant of the
-scenario: shown, not predictions.
+The scoring is vfssim's own (results/validation.h, the engine of `vfssim validate`): one place
+evaluates metrics, scores and finds restated figures. A figure is a `value` (a point's
+ops_per_sec, us_per_op, speedup or share:CHAIN-PREFIX), a `ratio` new/base, a `change`
+(new/base - 1; kept as the ratio 1 + change), a `peak` (the CPU count where a curve is highest,
+and the height there) or a `spread` (the fastest and the slowest task of a point); a `curve:`
+entry gives one value figure per point (CURVE@CPUS). Values and ratios: error = |predicted -
+reported| / |reported|; changes: error = |Δpredicted - Δreported| / max(|Δreported|, 10%);
+factor = max(p/r, r/p). A figure the thread gives only as a bound (bound: at_least / at_most)
+has error 0 anywhere on its side. A ratio or change that claims a direction (reported more
+than 2% away from 1) also scores whether the model moves the same way. Fitted figures set a
+constant of the scenario; restated figures read only simulations that a fitted figure (or an
+earlier prediction) already reads: both are shown, neither is a prediction.
 """
+import json
 import math
 
 from . import _vfssim
-from ._util import normalize_figure, point_name
 
 __all__ = ["score", "summary", "format_value"]
 
-NO_DIRECTION = _vfssim.NO_DIRECTION  # a reported ratio this close to 1 claims no direction (cli/score.h)
+NO_DIRECTION = _vfssim.NO_DIRECTION  # a reported ratio this close to 1 claims no direction (results/score.h)
+
+COLUMNS = ["figure", "kind", "metric", "new", "base", "reported", "bound", "predicted", "error", "factor",
+           "tolerance", "within", "direction_ok", "fitted", "restated", "restates", "curve", "reported_cpus",
+           "predicted_cpus", "reported_slowest", "predicted_slowest", "source", "reported_change",
+           "predicted_change"]
+
+
+def _nan(v):
+    return math.nan if v is None else v
 
 
 def score(scenario, seed=1, reps=1, jobs=0, progress=False, figures=None):
     """Runs each point the figures need (reps replications, averaged; in parallel) and returns a
     DataFrame, one row per figure: figure, kind, metric, new, base ('strategy[/variant]@cpus'),
-    reported, predicted (a change as the ratio 1 + change), error, tolerance, within,
-    direction_ok (None when the figure claims no direction), fitted, source, reported_change and
-    predicted_change (for changes). figures: a subset of scenario.expect or raw expect: dicts."""
+    reported, bound, predicted (a change as the ratio 1 + change), error, factor, tolerance,
+    within, direction_ok (None when the figure claims no direction), fitted, restated, restates,
+    curve, reported_cpus / predicted_cpus (peaks), reported_slowest / predicted_slowest
+    (spreads), source, reported_change and predicted_change (changes). figures: only these
+    figure ids (or figure dicts with a 'figure' key) of scenario.expect."""
     import pandas as pd
+    from ._util import make_progress
 
-    figs = [normalize_figure(f) for f in (scenario.expect if figures is None else figures)]
-    need = []
-    for f in figs:
-        for ref in (f["new"], f["base"]):
-            if ref is not None:
-                key = (ref["strategy"], ref["variant"], ref["cpus"])
-                if key not in need:
-                    need.append(key)
-    specs = [(s, v, c, r) for s, v, c in need for r in range(reps)]
-    results = scenario.run_points(specs, seed=seed, jobs=jobs, progress=progress)
-    groups = {}
-    for (s, v, c, _), res in zip(specs, results):
-        groups.setdefault((s, v, c), []).append(res)
-
-    def metric(ref, name):
-        runs = groups[(ref["strategy"], ref["variant"], ref["cpus"])]
-        ops = sum(r.ops_per_sec for r in runs) / len(runs)
-        if name == "ops_per_sec":
-            return ops
-        if name == "us_per_op":
-            return 1e6 * ref["cpus"] / ops if ops > 0 else math.inf
-        prefix = name[len("share:"):]
-        return sum(r.share(prefix) for r in runs) / len(runs)
-
+    callback, close = make_progress(progress, scenario.name)
+    try:
+        doc = json.loads(_vfssim.validate(scenario.native, int(seed), int(reps), int(jobs), callback))
+    finally:
+        close()
+    keep = None
+    if figures is not None:
+        keep = {f["figure"] if isinstance(f, dict) else str(f) for f in figures}
     rows = []
-    for f in figs:
-        if f["kind"] == "value":
-            predicted = metric(f["new"], f["metric"])
-        else:
-            base = metric(f["base"], f["metric"])
-            predicted = metric(f["new"], f["metric"]) / base if base else math.nan
-        reported = f["reported"]
-        scored = _vfssim.score_figure(f["kind"], reported, f["tolerance"], f["bound"], predicted)
-        error, direction = scored["error"], scored["direction_ok"]
-        ref = f["base"]
+    for f in doc["figures"]:
+        if keep is not None and f["figure"] not in keep and (f["curve"] or "") not in keep:
+            continue
+        change = f["kind"] == "change"
+        reported, predicted = _nan(f["reported"]), _nan(f["predicted"])
         rows.append({
-            "figure": f["figure"], "kind": f["kind"], "metric": f["metric"],
-            "new": point_name(f["new"]["strategy"], f["new"]["variant"], f["new"]["cpus"]),
-            "base": point_name(ref["strategy"], ref["variant"], ref["cpus"]) if ref else None,
-            "reported": reported, "bound": f["bound"], "predicted": predicted, "error": error, "tolerance": f["tolerance"],
-            "within": scored["within"], "direction_ok": direction, "fitted": f["fitted"],
+            "figure": f["figure"], "kind": f["kind"], "metric": f["metric"], "new": f["new"], "base": f["base"],
+            "reported": reported, "bound": f["bound"], "predicted": predicted,
+            "error": math.inf if f["error"] is None else f["error"],
+            "factor": math.inf if f["factor"] is None else f["factor"], "tolerance": f["tolerance"],
+            "within": f["within_tolerance"], "direction_ok": f["direction_ok"], "fitted": f["fitted"],
+            "restated": f["restated"], "restates": f["restates"], "curve": f["curve"],
+            "reported_cpus": f.get("reported_cpus"), "predicted_cpus": f.get("predicted_cpus"),
+            "reported_slowest": f.get("reported_slowest"), "predicted_slowest": f.get("predicted_slowest"),
             "source": f["source"],
-            "reported_change": reported - 1 if f["kind"] == "change" else None,
-            "predicted_change": predicted - 1 if f["kind"] == "change" else None,
+            "reported_change": reported - 1 if change else None,
+            "predicted_change": predicted - 1 if change else None,
         })
-    return pd.DataFrame(rows, columns=["figure", "kind", "metric", "new", "base", "reported", "bound", "predicted", "error",
-                                       "tolerance", "within", "direction_ok", "fitted", "source",
-                                       "reported_change", "predicted_change"])
+    return pd.DataFrame(rows, columns=COLUMNS)
 
 
 def format_value(kind, metric, v):
@@ -88,7 +83,7 @@ def format_value(kind, metric, v):
         return "n/a"
     if kind == "change":
         return f"{100 * (v - 1):+.1f}%"
-    if kind == "ratio":
+    if kind == "ratio" or metric == "speedup":
         return f"{v:.3g}"
     if metric.startswith("share:"):
         return f"{100 * v:.1f}%"
@@ -103,6 +98,11 @@ def format_value(kind, metric, v):
 def _line(row):
     rep = {"at_least": ">=", "at_most": "<="}.get(row.get("bound"), "") + format_value(row["kind"], row["metric"], row["reported"])
     pred = format_value(row["kind"], row["metric"], row["predicted"])
+    if row["kind"] == "peak":
+        rep, pred = f"{rep} at {row['reported_cpus']} CPUs", f"{pred} at {row['predicted_cpus']} CPUs"
+    elif row["kind"] == "spread":
+        rep += " .. " + format_value("value", row["metric"], row["reported_slowest"])
+        pred += " .. " + format_value("value", row["metric"], row["predicted_slowest"])
     err = "n/a" if not math.isfinite(row["error"]) else f"{100 * row['error']:.0f}%"
     what = f"`{row['new']}`" + (f" vs `{row['base']}`" if row["base"] else "")
     note = ""
@@ -119,7 +119,8 @@ def summary(table):
     the predictions matched (within tolerance and, for a ratio or change that claims a direction,
     moving the reported way), the misses (outside tolerance or in the wrong direction, as
     `vfssim validate` fails them) and the fitted figures."""
-    preds = table[~table["fitted"]]
+    restated = table[table["restated"] & ~table["fitted"]] if "restated" in table else table.iloc[0:0]
+    preds = table[~table["fitted"] & ~table.index.isin(restated.index)]
     fitted = table[table["fitted"]]
     wrong = preds["direction_ok"].map(lambda d: d is False)
     matched = preds[preds["within"] & ~wrong]
@@ -128,12 +129,17 @@ def summary(table):
     right = int(dirs["direction_ok"].map(lambda d: d is True).sum())
     out = [f"**{int(preds['within'].sum())} of {len(preds)} predictions within tolerance**"
            + (f"; directions right {right} of {len(dirs)}" if len(dirs) else "")
-           + (f"; {len(fitted)} fitted figure(s) shown apart." if len(fitted) else ".")]
+           + (f"; {len(fitted)} fitted figure(s) shown apart" if len(fitted) else "")
+           + (f"; {len(restated)} restated figure(s) (the same simulation as a fitted one) not scored" if len(restated) else "")
+           + "."]
     if len(matched):
         out += ["", "Matched (within tolerance, and in the reported direction where one is claimed):"]
         out += [_line(r) for _, r in matched.iterrows()]
     if len(misses):
         out += ["", "Missed (outside tolerance, or the wrong direction):"] + [_line(r) for _, r in misses.iterrows()]
+    if len(restated):
+        out += ["", "Restated (the same simulation as a fitted or an earlier figure; not scored):"]
+        out += [_line(r) + f" — restates {r['restates']}" for _, r in restated.iterrows()]
     if len(fitted):
         out += ["", "Fitted (a constant was set from these; not predictions):"]
         out += [_line(r) + ("" if r["within"] else " — *the fit does not hold here*") for _, r in fitted.iterrows()]

@@ -1,0 +1,281 @@
+#include "results/validation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "results/score.h"
+
+namespace vfssim::report {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+double mean_ops(const std::vector<models::PointResult>& reps) {
+  double ops = 0;
+  for (const auto& r : reps) ops += r.ops_per_sec;
+  return ops / static_cast<double>(reps.size());
+}
+
+// The fastest and the slowest task's metric, each averaged over the
+// replications: per task, iterations per second or microseconds per
+// iteration (infinite for a task that finished none).
+std::pair<double, double> task_spread(const std::vector<models::PointResult>& reps, const std::string& metric) {
+  double fast = 0, slow = 0;
+  for (const auto& r : reps) {
+    if (r.task_ops.empty()) return {kNaN, kNaN};
+    const auto [lo, hi] = std::minmax_element(r.task_ops.begin(), r.task_ops.end());
+    const double most = static_cast<double>(*hi) / r.window_seconds, least = static_cast<double>(*lo) / r.window_seconds;
+    if (metric == "us_per_op") {
+      fast += most > 0 ? 1e6 / most : std::numeric_limits<double>::infinity();
+      slow += least > 0 ? 1e6 / least : std::numeric_limits<double>::infinity();
+    } else {
+      fast += most;
+      slow += least;
+    }
+  }
+  const auto n = static_cast<double>(reps.size());
+  return {fast / n, slow / n};
+}
+
+}  // namespace
+
+double point_metric(const std::vector<models::PointResult>& reps, const std::string& metric, int cpus) {
+  const double ops = mean_ops(reps);
+  if (metric == "ops_per_sec") return ops;
+  if (metric == "us_per_op") return ops > 0 ? 1e6 * cpus / ops : std::numeric_limits<double>::infinity();
+  const std::string prefix = metric.substr(std::string("share:").size());
+  double share = 0;
+  for (const auto& r : reps) {
+    if (r.cpu_time.count() <= 0) continue;
+    std::int64_t t = 0;
+    for (const auto& e : r.profile)
+      if (e.chain.rfind(prefix, 0) == 0) t += e.time.count();
+    share += static_cast<double>(t) / static_cast<double>(r.cpu_time.count());
+  }
+  return share / static_cast<double>(reps.size());
+}
+
+nlohmann::json ValidationSummary::to_json() const {
+  using nlohmann::json;
+  return json{{"scenarios", scenarios},
+              {"figures", figures},
+              {"fitted", fitted},
+              {"restated", restated},
+              {"predictions", predictions},
+              {"predictions_within_tolerance", within},
+              {"fraction_within", predictions > 0 ? json(static_cast<double>(within) / static_cast<double>(predictions))
+                                                  : json(nullptr)},
+              {"within_factor_1_5", within_factor_1_5},
+              {"peaks", peaks},
+              {"peaks_within_doubling", peaks_within_doubling},
+              {"directions_right", directions_right},
+              {"directions_total", directions_total}};
+}
+
+Validation::Validation(std::vector<const models::Scenario*> scenarios) : scenarios_(std::move(scenarios)) {
+  for (std::size_t s = 0; s < scenarios_.size(); ++s)
+    for (const auto& e : scenarios_[s]->expect) {
+      figures_.emplace_back(s, &e);
+      figure_points_.push_back(reads(s, e));
+    }
+}
+
+std::size_t Validation::point(std::size_t scenario, const models::Expectation::PointRef& ref) {
+  for (std::size_t i = 0; i < points_.size(); ++i) {
+    const auto& p = points_[i];
+    if (p.scenario == scenario && p.ref.strategy == ref.strategy && p.ref.variant == ref.variant &&
+        p.ref.cpus == ref.cpus)
+      return i;
+  }
+  models::PointSpec spec{ref.strategy, ref.cpus, 0, 1, ref.variant};
+  points_.push_back(NeededPoint{scenario, ref, models::point_fingerprint(*scenarios_[scenario], spec)});
+  return points_.size() - 1;
+}
+
+// The points a figure reads, in the order its metric uses them; a speedup
+// reads the 1-CPU point of each of its curves after the point itself.
+std::vector<std::size_t> Validation::reads(std::size_t s, const models::Expectation& e) {
+  std::vector<std::size_t> out;
+  auto add = [&](models::Expectation::PointRef ref) {
+    out.push_back(point(s, ref));
+    if (e.metric == "speedup") {
+      ref.cpus = 1;
+      out.push_back(point(s, ref));
+    }
+  };
+  if (e.kind == "peak") {
+    for (int c : e.peak_cpus) {
+      auto ref = e.new_point;
+      ref.cpus = c;
+      add(ref);
+    }
+    return out;
+  }
+  add(e.new_point);
+  if (e.kind == "ratio" || e.kind == "change") add(e.base_point);
+  return out;
+}
+
+std::vector<ScoredFigure> Validation::score(const std::vector<std::vector<models::PointResult>>& reps) const {
+  // Metric of the figure's k-th read (speedup: over the read after it).
+  auto metric_at = [&](const std::vector<std::size_t>& pts, std::size_t k, const models::Expectation& e) {
+    const NeededPoint& p = points_[pts[k]];
+    if (e.metric != "speedup") return point_metric(reps[pts[k]], e.metric, p.ref.cpus);
+    const double one = mean_ops(reps[pts[k + 1]]);
+    return one > 0 ? mean_ops(reps[pts[k]]) / one : kNaN;
+  };
+
+  std::map<std::string, std::string> fitted_by;  // fingerprint -> a fitted figure reading it
+  for (std::size_t f = 0; f < figures_.size(); ++f)
+    if (figures_[f].second->fitted)
+      for (std::size_t i : figure_points_[f]) fitted_by.try_emplace(points_[i].fingerprint, figures_[f].second->id);
+  // (kind, metric, fingerprints) of every prediction scored so far.
+  std::map<std::tuple<std::string, std::string, std::vector<std::string>>, std::string> scored;
+
+  std::vector<ScoredFigure> out;
+  for (std::size_t f = 0; f < figures_.size(); ++f) {
+    const auto& [s, ep] = figures_[f];
+    const models::Expectation& e = *ep;
+    const auto& pts = figure_points_[f];
+    const std::size_t per = e.metric == "speedup" ? 2 : 1;  // reads per curve point
+    ScoredFigure x;
+    x.scenario = s;
+    x.e = ep;
+    if (e.kind == "value") {
+      x.predicted = metric_at(pts, 0, e);
+    } else if (e.kind == "ratio" || e.kind == "change") {
+      const double base = metric_at(pts, per, e);
+      x.predicted = base != 0 ? metric_at(pts, 0, e) / base : kNaN;
+    } else if (e.kind == "spread") {
+      std::tie(x.predicted, x.predicted_high) = task_spread(reps[pts[0]], e.metric);
+    } else {  // peak: the highest point; ties go to the fewest CPUs
+      x.predicted = -std::numeric_limits<double>::infinity();
+      for (std::size_t k = 0; k < pts.size(); k += per) {
+        const double v = metric_at(pts, k, e);
+        if (v > x.predicted) {
+          x.predicted = v;
+          x.predicted_cpus = points_[pts[k]].ref.cpus;
+        }
+      }
+    }
+
+    if (e.kind == "peak") {
+      const int rc = e.new_point.cpus;
+      x.cpus_within_doubling = x.predicted_cpus > 0 && 2 * x.predicted_cpus >= rc && x.predicted_cpus <= 2 * rc;
+      const bool height = std::isfinite(e.reported);
+      const FigureScore h = height ? score_figure("value", e.reported, e.tolerance, "about", x.predicted) : FigureScore{};
+      x.error = height ? h.error : 0;
+      x.factor = height ? h.factor : 1;
+      x.within = x.cpus_within_doubling && (!height || h.within);
+    } else if (e.kind == "spread") {
+      const FigureScore lo = score_figure("value", e.reported, e.tolerance, "about", x.predicted);
+      const FigureScore hi = score_figure("value", e.reported_high, e.tolerance, "about", x.predicted_high);
+      x.error = std::max(lo.error, hi.error);
+      x.factor = std::max(lo.factor, hi.factor);
+      x.within = lo.within && hi.within;
+    } else {
+      const FigureScore sc = score_figure(e.kind, e.reported, e.tolerance, e.bound, x.predicted);
+      x.error = sc.error;
+      x.factor = sc.factor;
+      x.within = sc.within;
+      x.direction_ok = sc.direction_ok;
+    }
+
+    if (!e.fitted) {
+      std::vector<std::string> prints;
+      for (std::size_t i : pts) prints.push_back(points_[i].fingerprint);
+      const bool all_fitted = std::all_of(prints.begin(), prints.end(),
+                                          [&](const std::string& fp) { return fitted_by.count(fp) > 0; });
+      if (all_fitted) {
+        x.restated = true;
+        x.restates = fitted_by.at(prints.front());
+      } else {
+        const auto [it, fresh] = scored.try_emplace({e.kind, e.metric, prints}, e.id);
+        if (!fresh) {
+          x.restated = true;
+          x.restates = it->second;
+        }
+      }
+    }
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
+nlohmann::json Validation::figure_json(const ScoredFigure& f) const {
+  using nlohmann::json;
+  auto finite = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+  auto point = [](const models::Expectation::PointRef& p) {
+    return p.strategy + (p.variant == "default" ? "" : "/" + p.variant) + "@" + std::to_string(p.cpus);
+  };
+  const models::Expectation& e = *f.e;
+  json j{{"scenario", scenarios_[f.scenario]->name},
+         {"figure", e.id},
+         {"reported", finite(e.reported)},
+         {"predicted", finite(f.predicted)},
+         {"fitted", e.fitted},
+         {"restated", f.restated},
+         {"restates", f.restated ? json(f.restates) : json(nullptr)},
+         {"within_tolerance", f.within},
+         {"direction_ok", f.direction_ok ? json(*f.direction_ok) : json(nullptr)},
+         {"error", finite(f.error)},
+         {"factor", finite(f.factor)},
+         {"tolerance", e.tolerance},
+         {"bound", e.bound},
+         {"kind", e.kind},
+         {"metric", e.metric},
+         {"new", point(e.new_point)},
+         {"base", e.kind == "ratio" || e.kind == "change" ? json(point(e.base_point)) : json(nullptr)},
+         {"curve", e.curve.empty() ? json(nullptr) : json(e.curve)},
+         {"source", e.source}};
+  if (e.kind == "peak") {
+    j["reported_cpus"] = e.new_point.cpus;
+    j["predicted_cpus"] = f.predicted_cpus;
+    j["cpus_within_doubling"] = f.cpus_within_doubling;
+  }
+  if (e.kind == "spread") {
+    j["reported_slowest"] = finite(e.reported_high);
+    j["predicted_slowest"] = finite(f.predicted_high);
+  }
+  return j;
+}
+
+ValidationSummary Validation::summarize(const std::vector<ScoredFigure>& figures, std::optional<std::size_t> scenario) {
+  ValidationSummary t;
+  std::set<std::size_t> with;
+  for (const auto& f : figures) {
+    if (scenario && f.scenario != *scenario) continue;
+    with.insert(f.scenario);
+    ++t.figures;
+    if (f.e->fitted) {
+      ++t.fitted;
+      continue;
+    }
+    if (f.restated) {
+      ++t.restated;
+      continue;
+    }
+    ++t.predictions;
+    if (f.within) ++t.within;
+    else t.failed = true;
+    if (f.factor <= 1.5) ++t.within_factor_1_5;
+    if (f.e->kind == "peak") {
+      ++t.peaks;
+      if (f.cpus_within_doubling) ++t.peaks_within_doubling;
+    }
+    if (f.direction_ok) {
+      ++t.directions_total;
+      if (*f.direction_ok) ++t.directions_right;
+      else t.failed = true;
+    }
+  }
+  t.scenarios = with.size();
+  return t;
+}
+
+}  // namespace vfssim::report
