@@ -613,6 +613,8 @@ PYBIND11_MODULE(_vfssim, m) {
         if (!sc) throw std::invalid_argument("validate: the scenario is None");
         if (reps < 1) throw std::invalid_argument("reps must be at least 1, not " + std::to_string(reps));
         const report::Validation validation({sc.get()});
+        if (const auto conflicts = validation.fit_conflicts(); !conflicts.empty())
+          throw std::invalid_argument("one fitted figure per configuration: " + conflicts.front());
         std::vector<PointTuple> specs;
         for (const auto& p : validation.points())
           for (int r = 0; r < reps; ++r)

@@ -124,6 +124,12 @@ int cmd_validate(const std::vector<std::string>& args) {
   for (const auto& sc : scenarios) loaded.push_back(&sc);
   const Validation validation(loaded);
   const auto& points = validation.points();
+  if (const auto conflicts = validation.fit_conflicts(); !conflicts.empty()) {
+    std::string all;
+    for (const auto& c : conflicts) all += "\n  " + c;
+    throw po::error("one fitted figure per configuration: two constants tuned to one simulation make its other "
+                    "figures restatements" + all);
+  }
 
   const models::PointLimits limits = point_limits(budget);
   const auto t0 = std::chrono::steady_clock::now();

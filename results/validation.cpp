@@ -121,6 +121,25 @@ std::vector<std::size_t> Validation::reads(std::size_t s, const models::Expectat
   return out;
 }
 
+std::vector<std::string> Validation::fit_conflicts() const {
+  std::vector<std::string> out;
+  std::map<std::string, std::size_t> first;  // fingerprint -> the first fitted figure reading it
+  for (std::size_t f = 0; f < figures_.size(); ++f) {
+    if (!figures_[f].second->fitted) continue;
+    std::set<std::size_t> other;
+    for (std::size_t i : figure_points_[f]) {
+      const auto [it, fresh] = first.try_emplace(points_[i].fingerprint, f);
+      if (!fresh && it->second != f && other.insert(it->second).second) {
+        const auto& p = points_[i];
+        out.push_back(scenarios_[p.scenario]->name + ": figures '" + figures_[it->second].second->id + "' and '" +
+                      figures_[f].second->id + "' are both fitted to the simulation of " + p.ref.strategy + "/" +
+                      p.ref.variant + "@" + std::to_string(p.ref.cpus));
+      }
+    }
+  }
+  return out;
+}
+
 std::vector<ScoredFigure> Validation::score(const std::vector<std::vector<models::PointResult>>& reps) const {
   // Metric of the figure's k-th read (speedup: over the read after it).
   auto metric_at = [&](const std::vector<std::size_t>& pts, std::size_t k, const models::Expectation& e) {

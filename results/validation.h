@@ -57,6 +57,11 @@ class Validation {
   // Loaded scenarios; they must outlive the Validation.
   explicit Validation(std::vector<const models::Scenario*> scenarios);
   const std::vector<const models::Scenario*>& scenarios() const { return scenarios_; }
+  // Two fitted figures that read one simulation (the same fingerprint):
+  // two constants tuned to one configuration, against the one-fit rule.
+  // "SCENARIO: figure 'A' and figure 'B' are both fitted to the simulation
+  // of POINT"; empty when the rule holds.
+  std::vector<std::string> fit_conflicts() const;
   // The distinct points the figures read, in first-use order.
   const std::vector<NeededPoint>& points() const { return points_; }
   // reps[i]: the replications of points()[i] (at least one each).
