@@ -72,7 +72,7 @@ int cmd_run(const std::vector<std::string>& args) {
   po::options_description opts("vfssim run FILE [options]");
   std::string cpus, db = "vfssim.db", strategies, variants, plot;
   std::uint64_t seed = 1;
-  int reps = 1;
+  int reps = 1, depth = 1;
   unsigned jobs = 0;
   opts.add_options()
     ("help,h", "this help")
@@ -86,6 +86,8 @@ int cmd_run(const std::vector<std::string>& args) {
     ("json", "print one JSON document on stdout instead of tables")
     ("plot", po::value(&plot), "write the curves as an SVG file")
     ("next-bottleneck", "run each point again without its bottleneck to find the next one (doubles the cost)")
+    ("bottleneck-depth", po::value(&depth)->default_value(1),
+     "with --next-bottleneck: remove the bottleneck, re-run and name the next, this many times")
     ("quiet,q", "no progress on stderr");
   report::DurableOptions durable;  // --max-events, --max-wall, --resume (cli/run_durable.h)
   report::add_durable_options(opts, durable);
@@ -93,6 +95,9 @@ int cmd_run(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (!report::parse_file_command(args, opts, "run", file, vm)) return 0;
   if (reps < 1) throw po::error("--reps must be at least 1");
+  if (depth < 1 || depth > 16) throw po::error("--bottleneck-depth must be from 1 to 16");
+  if (!vm["bottleneck-depth"].defaulted() && !vm.count("next-bottleneck"))
+    throw po::error("--bottleneck-depth needs --next-bottleneck");
 
   const models::Scenario sc = models::load_scenario_file(file);
   models::SweepSpec spec;
@@ -149,7 +154,7 @@ int cmd_run(const std::vector<std::string>& args) {
   if (vm.count("next-bottleneck")) {
     std::vector<const std::vector<models::PointResult>*> groups;
     for (const auto& cp : curve) groups.push_back(&cp.reps);
-    what_if = report::next_bottlenecks(sc, groups, jobs, report::point_limits(durable.budget));
+    what_if = report::next_bottlenecks(sc, groups, jobs, report::point_limits(durable.budget), depth);
   }
   if (!plot.empty()) report::write_plot(plot, sc, curve);
 
@@ -157,8 +162,10 @@ int cmd_run(const std::vector<std::string>& args) {
   if (vm.count("json")) {
     auto doc = report::run_json(sc, info, curve);
     doc["fits"] = report::fits_json(fits);
-    for (std::size_t i = 0; i < what_if.size(); ++i)
+    for (std::size_t i = 0; i < what_if.size(); ++i) {
       doc["points"][i]["next_bottleneck"] = report::bottleneck_json(what_if[i].next);
+      doc["points"][i]["bottleneck_chain"] = report::bottleneck_chain_json(what_if[i]);
+    }
     std::cout << doc.dump(2) << "\n";
     return report::report_deadlocks(outcome, std::cerr);
   }

@@ -54,48 +54,87 @@ std::string describe(const std::optional<Bottleneck>& b) {
 
 std::vector<WhatIf> next_bottlenecks(const models::Scenario& sc,
                                      const std::vector<const std::vector<models::PointResult>*>& groups,
-                                     unsigned jobs, const models::PointLimits& limits) {
+                                     unsigned jobs, const models::PointLimits& limits, int depth) {
   std::vector<WhatIf> out(groups.size());
-  std::vector<models::PointSpec> specs;
-  std::vector<std::size_t> group_of;
+  // current[g]: the replications whose bottleneck the next step removes.
+  std::vector<std::vector<models::PointResult>> current(groups.size());
+  std::vector<std::optional<Bottleneck>> now(groups.size());
   for (std::size_t g = 0; g < groups.size(); ++g) {
-    out[g].removed = find_bottleneck(*groups[g]);
-    if (!out[g].removed) continue;
-    for (const auto& r : *groups[g]) {
-      models::PointSpec s = r.spec;
-      if (out[g].removed->kind == "lock") s.free_locks.push_back(out[g].removed->name);
-      else s.private_lines.push_back(out[g].removed->name);
-      specs.push_back(std::move(s));
-      group_of.push_back(g);
+    now[g] = find_bottleneck(*groups[g]);
+    out[g].removed = now[g];
+  }
+  for (int step = 0; step < depth; ++step) {
+    std::vector<models::PointSpec> specs;
+    std::vector<std::size_t> group_of;
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      if (!now[g]) continue;
+      for (const auto& r : step == 0 ? *groups[g] : current[g]) {
+        models::PointSpec s = r.spec;  // carries the removals of the steps before
+        if (now[g]->kind == "lock") s.free_locks.push_back(now[g]->name);
+        else s.private_lines.push_back(now[g]->name);
+        specs.push_back(std::move(s));
+        group_of.push_back(g);
+      }
+    }
+    if (specs.empty()) break;
+    std::vector<models::PointResult> results(specs.size());
+    sim::parallel_for(specs.size(), jobs == 0 ? sim::default_jobs() : jobs,
+                      [&](std::size_t i) { results[i] = models::run_point(sc, specs[i], limits); });
+    for (const auto& r : results)
+      if (!r.stop.empty() && !models::finished(r))
+        throw std::runtime_error("the run of " + r.spec.strategy + "/" + r.spec.variant + " @ " +
+                                 std::to_string(r.spec.cpus) + " CPUs without its bottleneck stopped: " + r.stop +
+                                 " (raise --max-events / --max-wall)");
+    std::vector<std::vector<models::PointResult>> by_group(groups.size());
+    for (std::size_t i = 0; i < results.size(); ++i) by_group[group_of[i]].push_back(std::move(results[i]));
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      if (by_group[g].empty()) continue;
+      ChainStep c{*now[g], 0, find_bottleneck(by_group[g])};
+      for (const auto& r : by_group[g]) c.ops_per_sec += r.ops_per_sec;
+      c.ops_per_sec /= static_cast<double>(by_group[g].size());
+      if (step == 0) {
+        out[g].ops_per_sec = c.ops_per_sec;
+        out[g].next = c.next;
+      }
+      now[g] = c.next;
+      out[g].chain.push_back(std::move(c));
+      current[g] = std::move(by_group[g]);
     }
   }
-  std::vector<models::PointResult> results(specs.size());
-  sim::parallel_for(specs.size(), jobs == 0 ? sim::default_jobs() : jobs,
-                    [&](std::size_t i) { results[i] = models::run_point(sc, specs[i], limits); });
-  for (const auto& r : results)
-    if (!r.stop.empty() && !models::finished(r))
-      throw std::runtime_error("the run of " + r.spec.strategy + "/" + r.spec.variant + " @ " +
-                               std::to_string(r.spec.cpus) + " CPUs without its bottleneck stopped: " + r.stop +
-                               " (raise --max-events / --max-wall)");
-  std::vector<std::vector<models::PointResult>> by_group(groups.size());
-  for (std::size_t i = 0; i < results.size(); ++i) by_group[group_of[i]].push_back(std::move(results[i]));
-  for (std::size_t g = 0; g < groups.size(); ++g) {
-    if (by_group[g].empty()) continue;
-    double sum = 0;
-    for (const auto& r : by_group[g]) sum += r.ops_per_sec;
-    out[g].ops_per_sec = sum / static_cast<double>(by_group[g].size());
-    out[g].next = find_bottleneck(by_group[g]);
+  return out;
+}
+
+json bottleneck_chain_json(const WhatIf& w) {
+  json out = json::array();
+  for (const auto& c : w.chain) {
+    json j = bottleneck_json(c.removed);
+    j["ops_per_sec_without"] = c.ops_per_sec;
+    out.push_back(std::move(j));
+  }
+  const std::optional<Bottleneck>& last = w.chain.empty() ? w.removed : w.chain.back().next;
+  if (last) {
+    json j = bottleneck_json(last);
+    j["ops_per_sec_without"] = nullptr;
+    out.push_back(std::move(j));
   }
   return out;
 }
 
 void print_bottleneck(std::ostream& os, const std::vector<models::PointResult>& reps, const WhatIf* what_if) {
   os << "bottleneck: " << describe(find_bottleneck(reps)) << "\n";
-  if (what_if && what_if->removed) {
+  if (!what_if) return;
+  if (what_if->chain.size() > 1) {
+    os << "bottleneck chain:";
+    const json chain = bottleneck_chain_json(*what_if);
+    for (std::size_t i = 0; i < chain.size(); ++i) os << (i ? " -> " : " ") << chain[i]["name"].get<std::string>();
+    os << "\n";
+  }
+  std::string without;  // the removals so far: "A made free, B made private"
+  for (const auto& c : what_if->chain) {
     char rate[32];
-    std::snprintf(rate, sizeof rate, "%.0f", what_if->ops_per_sec);
-    os << "with " << what_if->removed->name << (what_if->removed->kind == "lock" ? " made free: " : " made private: ")
-       << rate << " ops/s, next bottleneck: " << describe(what_if->next) << "\n";
+    std::snprintf(rate, sizeof rate, "%.0f", c.ops_per_sec);
+    without += (without.empty() ? "" : ", ") + c.removed.name + (c.removed.kind == "lock" ? " made free" : " made private");
+    os << "with " << without << ": " << rate << " ops/s, next bottleneck: " << describe(c.next) << "\n";
   }
 }
 

@@ -34,21 +34,37 @@ nlohmann::json bottleneck_json(const std::optional<Bottleneck>& b);
 // "files_lock (lock, 23.4% of CPU time waiting)" or "nothing waits".
 std::string describe(const std::optional<Bottleneck>& b);
 
+// One step of a chain of bottlenecks: `removed` made free (a lock) or
+// private (a line), together with every bottleneck removed before it; the
+// rate of that run and its own bottleneck.
+struct ChainStep {
+  Bottleneck removed;
+  double ops_per_sec = 0;
+  std::optional<Bottleneck> next;
+};
+
 struct WhatIf {
   std::optional<Bottleneck> removed;  // the bottleneck made free (nullopt: nothing ran)
   std::optional<Bottleneck> next;     // the bottleneck of the run without it
   double ops_per_sec = 0;             // mean rate of the run without it
+  std::vector<ChainStep> chain;       // chain[0] is (removed, ops_per_sec, next); up to `depth` steps
 };
 
 // For each group (the replications of one point), runs it again with its
-// bottleneck removed, all groups' runs in parallel on `jobs` workers
-// (0: all cores). A group where nothing waits runs nothing. A what-if run
-// stopped by `limits` throws std::runtime_error naming it and its stop.
+// bottleneck removed, then without the next one too, `depth` times (or
+// until nothing waits), all groups' runs of a step in parallel on `jobs`
+// workers (0: all cores). A group where nothing waits runs nothing. A
+// what-if run stopped by `limits` throws std::runtime_error naming it.
 std::vector<WhatIf> next_bottlenecks(const models::Scenario& sc,
                                      const std::vector<const std::vector<models::PointResult>*>& groups,
-                                     unsigned jobs = 0, const models::PointLimits& limits = {});
+                                     unsigned jobs = 0, const models::PointLimits& limits = {}, int depth = 1);
 
-// "bottleneck: ..." and, when `what_if` ran, "without X: ... ops/s, next bottleneck: ...".
+// [{"name", "kind", "share", "ops_per_sec_without"}, ...]: the point's own
+// bottleneck, then each next one; ops_per_sec_without is the rate once it
+// and those before it are removed (null for the last, which was not).
+nlohmann::json bottleneck_chain_json(const WhatIf& w);
+
+// "bottleneck: ..." and, when `what_if` ran, "without X: ... ops/s, next bottleneck: ..." per step.
 void print_bottleneck(std::ostream& os, const std::vector<models::PointResult>& reps, const WhatIf* what_if);
 
 }  // namespace vfssim::report

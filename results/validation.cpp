@@ -123,12 +123,13 @@ std::vector<std::size_t> Validation::reads(std::size_t s, const models::Expectat
 
 std::vector<std::string> Validation::fit_conflicts() const {
   std::vector<std::string> out;
-  std::map<std::string, std::size_t> first;  // fingerprint -> the first fitted figure reading it
+  // (scenario, fingerprint) -> the first fitted figure reading it
+  std::map<std::pair<std::size_t, std::string>, std::size_t> first;
   for (std::size_t f = 0; f < figures_.size(); ++f) {
     if (!figures_[f].second->fitted) continue;
     std::set<std::size_t> other;
     for (std::size_t i : figure_points_[f]) {
-      const auto [it, fresh] = first.try_emplace(points_[i].fingerprint, f);
+      const auto [it, fresh] = first.try_emplace({figures_[f].first, points_[i].fingerprint}, f);
       if (!fresh && it->second != f && other.insert(it->second).second) {
         const auto& p = points_[i];
         out.push_back(scenarios_[p.scenario]->name + ": figures '" + figures_[it->second].second->id + "' and '" +
@@ -149,12 +150,15 @@ std::vector<ScoredFigure> Validation::score(const std::vector<std::vector<models
     return one > 0 ? mean_ops(reps[pts[k]]) / one : kNaN;
   };
 
-  std::map<std::string, std::string> fitted_by;  // fingerprint -> a fitted figure reading it
+  // Both within a scenario: another file's fit or prediction is another claim.
+  // (scenario, fingerprint) -> a fitted figure reading it
+  std::map<std::pair<std::size_t, std::string>, std::string> fitted_by;
   for (std::size_t f = 0; f < figures_.size(); ++f)
     if (figures_[f].second->fitted)
-      for (std::size_t i : figure_points_[f]) fitted_by.try_emplace(points_[i].fingerprint, figures_[f].second->id);
-  // (kind, metric, fingerprints) of every prediction scored so far.
-  std::map<std::tuple<std::string, std::string, std::vector<std::string>>, std::string> scored;
+      for (std::size_t i : figure_points_[f])
+        fitted_by.try_emplace({figures_[f].first, points_[i].fingerprint}, figures_[f].second->id);
+  // (scenario, kind, metric, fingerprints) of every prediction scored so far.
+  std::map<std::tuple<std::size_t, std::string, std::string, std::vector<std::string>>, std::string> scored;
 
   std::vector<ScoredFigure> out;
   for (std::size_t f = 0; f < figures_.size(); ++f) {
@@ -209,12 +213,12 @@ std::vector<ScoredFigure> Validation::score(const std::vector<std::vector<models
       std::vector<std::string> prints;
       for (std::size_t i : pts) prints.push_back(points_[i].fingerprint);
       const bool all_fitted = std::all_of(prints.begin(), prints.end(),
-                                          [&](const std::string& fp) { return fitted_by.count(fp) > 0; });
+                                          [&](const std::string& fp) { return fitted_by.count({s, fp}) > 0; });
       if (all_fitted) {
         x.restated = true;
-        x.restates = fitted_by.at(prints.front());
+        x.restates = fitted_by.at({s, prints.front()});
       } else {
-        const auto [it, fresh] = scored.try_emplace({e.kind, e.metric, prints}, e.id);
+        const auto [it, fresh] = scored.try_emplace({s, e.kind, e.metric, prints}, e.id);
         if (!fresh) {
           x.restated = true;
           x.restates = it->second;

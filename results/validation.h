@@ -5,7 +5,8 @@
 // A figure is a prediction unless it is fitted (a constant was tuned to
 // it) or restated: every point it reads is the same simulation as a
 // fitted figure's point (same point_fingerprint), or it reads the same
-// simulations with the same kind and metric as an earlier prediction.
+// simulations with the same kind and metric as an earlier prediction, both
+// within its own scenario file.
 // Restated figures are shown and stored, never scored.
 #pragma once
 

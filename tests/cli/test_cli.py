@@ -347,6 +347,16 @@ with tempfile.TemporaryDirectory() as tmp:
     check("scalability fits" in human.stdout and "bottleneck: big" in human.stdout,
           "human run output shows fits and bottlenecks")
 
+    chain = run("run", good, "--db", "", "-q", "--json", "--cpus", "4", "--strategy", "locked", "--next-bottleneck",
+                "--bottleneck-depth", "3")
+    pts = json.loads(chain.stdout)["points"]
+    check(chain.returncode == 0 and pts[0]["bottleneck_chain"][0]["name"] == "big"
+          and pts[0]["bottleneck_chain"][0]["ops_per_sec_without"] > pts[0]["ops_per_sec"]
+          and pts[0]["next_bottleneck"] is None and len(pts[0]["bottleneck_chain"]) == 1,
+          "--bottleneck-depth: the chain stops when nothing waits: " + json.dumps(pts[0].get("bottleneck_chain")))
+    check(run("run", good, "--db", "", "--bottleneck-depth", "2").returncode == 2,
+          "--bottleneck-depth without --next-bottleneck is bad input")
+
     # compare: the LKP table and its JSON.
     cdb = os.path.join(tmp, "compare.db")
     c = run("compare", good, "--base", "locked", "--new", "free", "--cpus", "4", "--reps", "2", "--db", cdb)
