@@ -79,6 +79,14 @@ Executor::Executor(sim::Simulation& sim, const Program& program, const Topology&
     }
     for (std::uint32_t s = 0; s < nlines; ++s) {
       const auto& d = program_.lines[s];
+      if (!d.on.empty()) {  // the word's line of this task's instance of that lock
+        std::uint32_t ls = 0;
+        while (program_.locks[ls].name != d.on) ++ls;
+        CacheLine* word = lock_table_[t * nlocks + ls]->word_line();
+        if (!word) throw std::invalid_argument("line '" + d.name + "' is on lock '" + d.on + "', which has no word line");
+        line_table_[t * nlines + s] = word;
+        continue;
+      }
       const int key = instance_key(d.scope, topo_, config_.tasks, static_cast<int>(t), task.cpu);
       auto [it, inserted] = line_index.try_emplace({s, key}, static_cast<std::uint32_t>(line_instances_.size()));
       if (inserted) {

@@ -53,7 +53,10 @@ class Compiler {
 
   std::uint32_t line_slot(const std::string& name) {
     auto [it, inserted] = line_ids_.try_emplace(name, static_cast<std::uint32_t>(p_.lines.size()));
-    if (inserted) p_.lines.push_back(s_.lines.at(name));
+    if (inserted) {
+      p_.lines.push_back(s_.lines.at(name));
+      if (!p_.lines.back().on.empty()) (void)lock_slot(p_.lines.back().on);  // the line is that lock's word
+    }
     return it->second;
   }
 

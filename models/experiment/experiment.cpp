@@ -111,7 +111,7 @@ std::string point_fingerprint(const Scenario& scenario, const PointSpec& spec) {
   b << p.symbols << p.detail << p.locks.size();
   for (const LockDecl& l : p.locks) b << l.name << l.kind << l.scope << l.spin << l.wake_latency << l.reader_preference;
   b << p.lines.size();
-  for (const LineDecl& l : p.lines) b << l.name << l.scope;
+  for (const LineDecl& l : p.lines) b << l.name << l.scope << l.on;
   b << p.seqcounts.size();
   for (const SeqDecl& q : p.seqcounts) b << q.name << q.scope;
   b << p.pools.size();

@@ -4,9 +4,8 @@
 // the set of CPUs holding a shared copy (after loads). A line is one
 // coherence point and requests to it serialise: each request starts when
 // the previous one has finished (`busy_until`) and takes the transfer cost
-// from the current holder. This is how a contended atomic counter behaves
-// (SOSP'13 5.4: ~20 cycles alone, ~120 once two cores fight) without
-// simulating a single retry: one request, one computed completion time.
+// from the current holder. One request, one computed completion time: no
+// retry is ever simulated.
 //
 //   load,  held here (owner or sharer)  -> local_hit, no serialisation
 //   load,  held elsewhere               -> transfer(holder -> cpu); cpu joins sharers
@@ -15,7 +14,22 @@
 //                                          + invalidate_per_sharer x (other sharers)
 //                                          ; cpu becomes the only holder
 //
-// Two words that live on one line (false sharing) are one CacheLine.
+// Under contention the machine's coherence (Topology::coherence) decides:
+//   - an RMW queued behind another request, from the line's socket, costs
+//     at least `contended_rmw` (the measured plateau of one hot atomic
+//     counter in a socket: SOSP'13 5.4 "~20 -> ~120 cycles once 2+ cores");
+//   - on a broadcast machine a store to a shared line costs at least
+//     `shared_store` (the invalidation broadcast).
+// Spinners are readers of the line: a spinlock whose waiters spin on this
+// line registers them (set_spinners: how many, and the time the line's
+// home spends answering their re-reads, a `burst`). Every store to the line
+// invalidates their copies and is followed by their re-reads: the line is
+// busy for the burst after the store, so the next store to it (the next
+// holder's, a release, the holder's own store to data on the lock's line)
+// waits behind the spinners. That is how spinners slow the holder.
+//
+// Two words that live on one line (false sharing, a count beside a lock)
+// are one CacheLine.
 #pragma once
 
 #include <cstdint>
@@ -64,10 +78,11 @@ class CacheLine {
   // Requests a store or an atomic RMW at `now`; returns its completion.
   Time rmw(const Topology& topo, int cpu, Time now) {
     ++stats_.rmws;
-    Time start = now < busy_until_ ? busy_until_ : now;
+    const bool queued = now < busy_until_;
+    const Time start = queued ? busy_until_ : now;
     stats_.queue_wait += start - now;
     Duration cost;
-    if (owner_ == cpu) {
+    if (owner_ == cpu && spinners_ == 0) {
       cost = topo.local_atomic();
     } else {
       int from = owner_ >= 0 ? owner_ : (sharer_count_ > 0 ? any_sharer_ : -1);
@@ -79,12 +94,27 @@ class CacheLine {
                topo.invalidate_per_sharer() * (others > 1 ? others - 1 : 0);
         ++stats_.bounces;
       }
+      cost += topo.invalidate_per_sharer() * spinners_;  // the spinning copies
+      const Coherence& c = topo.coherence();
+      if (queued && from >= 0 && from != cpu && topo.same_socket(from, cpu) && cost < c.contended_rmw)
+        cost = c.contended_rmw;
+      if (c.kind == CoherenceKind::kBroadcast && (others > 0 || spinners_ > 0) && cost < c.shared_store)
+        cost = c.shared_store;
     }
     clear_sharers();
     owner_ = cpu;
-    busy_until_ = start + cost;
-    return busy_until_;
+    const Time done = start + cost;
+    busy_until_ = done + spin_burst_;  // the spinners re-read what was just written
+    return done;
   }
+
+  // The CPUs spinning on this line (reading it until it changes) and the
+  // time the line's home takes to answer all their re-reads after a store.
+  void set_spinners(int count, Duration burst) {
+    spinners_ = count;
+    spin_burst_ = burst;
+  }
+  int spinners() const { return spinners_; }
 
   // Hands the line to `cpu` exclusively, arriving at `at`: used by lock
   // models that computed the handoff cost themselves (a queued lock's
@@ -126,6 +156,8 @@ class CacheLine {
   }
 
   int owner_ = -1;  // exclusive holder, or -1
+  int spinners_ = 0;           // CPUs spinning on the line (set by a spinlock)
+  Duration spin_burst_{0};     // their re-reads after a store: the line is busy that long
   int sharer_count_ = 0;
   int any_sharer_ = -1;  // the most recent sharer: the source of the next transfer
   std::vector<std::uint64_t> sharers_;

@@ -148,4 +148,13 @@ std::vector<int> Topology::place(int n, Placement p) const {
   return order;
 }
 
+const char* to_string(CoherenceKind k) {
+  switch (k) {
+    case CoherenceKind::kPairwise: return "pairwise";
+    case CoherenceKind::kDirectory: return "directory";
+    case CoherenceKind::kBroadcast: return "broadcast";
+  }
+  return "?";
+}
+
 }  // namespace vfssim::models

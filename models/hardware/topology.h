@@ -35,6 +35,35 @@ struct InterconnectLink {
   int a = 0, b = 0;  // indices of outermost elements
 };
 
+// How the machine keeps one cache line coherent when several CPUs want it
+// (models/hardware/cache_line.h applies it):
+//   pairwise:  every request costs its pair's transfer, whatever is queued
+//              (machines without a `coherence:` block; the model before
+//              coherence kinds, and the flat machine of the oracle tests)
+//   directory: an inclusive LLC or snoop filter answers for its socket
+//              (Intel since Nehalem-EP inside a socket, with a directory or
+//              snoop filter between sockets): a line already in a socket is
+//              re-read there at `reread` each; one fetch per other socket
+//   broadcast: every miss is a probe answered by the line's home in turn
+//              (Opteron, Nehalem-EX/Westmere-EX): every spinner's re-read is
+//              its own transfer, and a store to a shared line broadcasts its
+//              invalidation (`shared_store`)
+enum class CoherenceKind { kPairwise, kDirectory, kBroadcast };
+const char* to_string(CoherenceKind k);
+
+struct Coherence {
+  CoherenceKind kind = CoherenceKind::kPairwise;
+  // An RMW that queues behind another request to the line, from a CPU of
+  // the socket the line is in, costs at least this (the measured per-op
+  // time of one line's atomic counter hammered inside a socket).
+  Duration contended_rmw{0};
+  // directory: the home's time per re-read of a line its socket holds.
+  Duration reread{0};
+  // broadcast: a store or RMW to a line other CPUs share costs at least
+  // this (the invalidation broadcast; SOSP'13 Table 2 "store, Shared").
+  Duration shared_store{0};
+};
+
 struct TopologySpec {
   std::string name;
   std::string description;
@@ -60,6 +89,7 @@ struct TopologySpec {
   // Optional measured CPU-to-CPU transfer matrix, row-major, cpus x cpus
   // (replaces the graph's shortest paths when given).
   std::vector<Duration> measured_matrix;
+  Coherence coherence;
 };
 
 enum class Placement { kCompact, kSpread, kSmtLast };
@@ -86,6 +116,9 @@ class Topology {
   Duration local_hit() const { return spec_.local_hit; }
   Duration local_atomic() const { return spec_.local_atomic; }
   Duration invalidate_per_sharer() const { return spec_.invalidate_per_sharer; }
+  const Coherence& coherence() const { return spec_.coherence; }
+  // Whether two CPUs sit in one outermost element (socket, package).
+  bool same_socket(int a, int b) const { return element_of(a, 0) == element_of(b, 0); }
 
   // How much longer a compute step takes on a hardware thread whose core
   // runs `busy` threads (1 = alone): the core's throughput grows linearly

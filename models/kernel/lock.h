@@ -95,6 +95,10 @@ class Lock {
   virtual bool held() const { return true; }
   virtual Time cmpxchg_word(int cpu, Time now) { (void)cpu; return now; }
 
+  // The cache line of the lock word, when data may live on it (`lines:
+  // NAME: {on: LOCK}`): a spinlock's word; nullptr for kinds without one.
+  virtual CacheLine* word_line() { return nullptr; }
+
   // Whether the last refused acquire() left the caller sleeping rather than
   // spinning (its wait is then idle time).
   virtual bool waits_asleep(LockMode) const { return false; }

@@ -30,8 +30,13 @@ bool FifoSpinlock::acquire(int cpu, Time now, LockMode, Time& granted_at) {
     hold_start_ = granted_at;
     return true;
   }
+  // Ticket's xadd, MCS's xchg of the tail: the newcomer's RMW on the word's
+  // line, which the others may spin on (with a coherence model; the
+  // pairwise model of the oracle tests charges nothing here).
+  if (coherent_ && joins_with_rmw()) line_.rmw(*topo_, cpu, now);
   waiters_.push({cpu, now});
   if (count_spinners_) groups_.add(cpu);
+  update_spinners();
   return false;
 }
 
@@ -64,9 +69,17 @@ void SpinnerGroups::update(int cpu, int delta) {
 // a level costs (children with spinners, not counting next's own) x that
 // transfer; the outermost level goes through the interconnect, element by
 // element. A measured matrix has no such regularity: visit each child.
+// The machine's coherence changes what a group is (topology.h):
+//   pairwise:  as above (one fetch per group at the level's transfer)
+//   directory: one fetch per other socket; inside next's socket a group's
+//              re-read is an LLC hit at the home, `reread` (or the level's
+//              transfer where that is less: SMT siblings share an L1)
+//   broadcast: no group: every spinner's re-read is its own probe, at its
+//              own transfer
 Duration SpinnerGroups::fetches_to(int next) const {
   if (waiting_.empty()) return Duration{0};  // nobody has waited yet
   const auto& spec = topo_->spec();
+  const CoherenceKind kind = spec.coherence.kind;
   const bool measured = !spec.measured_matrix.empty();
   Duration sum{0};
   for (int l = 0; l < levels_; ++l) {
@@ -76,16 +89,33 @@ Duration SpinnerGroups::fetches_to(int next) const {
     const int first = l == 0 ? 0 : topo_->element_of(next, l - 1) * children;
     const int count = l == 0 ? topo_->num_elements(0) : children;
     if (l > 0 && !measured) {
-      const int busy = busy_children_[lv - 1][static_cast<std::size_t>(topo_->element_of(next, l - 1))] -
-                       (waiting_[lv][static_cast<std::size_t>(own)] > 0 ? 1 : 0);
-      sum += spec.levels[lv - 1].transfer * busy;
+      const int parent = topo_->element_of(next, l - 1);
+      const int own_waiting = waiting_[lv][static_cast<std::size_t>(own)];
+      if (kind == CoherenceKind::kBroadcast) {  // every spinner of the parent outside next's element
+        sum += spec.levels[lv - 1].transfer * (waiting_[lv - 1][static_cast<std::size_t>(parent)] - own_waiting);
+        continue;
+      }
+      const int busy = busy_children_[lv - 1][static_cast<std::size_t>(parent)] - (own_waiting > 0 ? 1 : 0);
+      Duration each = spec.levels[lv - 1].transfer;
+      if (kind == CoherenceKind::kDirectory && spec.coherence.reread < each) each = spec.coherence.reread;
+      sum += each * busy;
       continue;
     }
     const int cpus_per_element = topo_->num_cpus() / topo_->num_elements(l);
-    for (int e = first; e < first + count; ++e)
-      if (e != own && waiting_[lv][static_cast<std::size_t>(e)] > 0) sum += topo_->transfer(e * cpus_per_element, next);
+    for (int e = first; e < first + count; ++e) {
+      const int w = waiting_[lv][static_cast<std::size_t>(e)];
+      if (e == own || w == 0) continue;
+      Duration each = topo_->transfer(e * cpus_per_element, next);
+      if (l > 0 && kind == CoherenceKind::kDirectory && spec.coherence.reread < each) each = spec.coherence.reread;
+      sum += each * (kind == CoherenceKind::kBroadcast ? w : 1);
+    }
   }
   return sum;
+}
+
+void FifoSpinlock::update_spinners() {
+  if (!spinners_read_line_) return;
+  line_.set_spinners(static_cast<int>(waiters_.size()), holder_ >= 0 ? groups_.fetches_to(holder_) : Duration{0});
 }
 
 // No waiter: the lock is free, the releaser keeps the line.
@@ -95,14 +125,20 @@ Time FifoSpinlock::release(int cpu, Time now, LockMode, std::vector<Grant>& woke
   stats_.record_hold(now - hold_start_);
   if (waiters_.empty()) {
     holder_ = -1;
-    return now;
+    return coherent_ && releases_with_rmw() ? line_.rmw(*topo_, cpu, now) : now;
   }
+  // With spinners reading the line, the unlock is a store to it: it waits
+  // for re-reads still in flight and invalidates every spinning copy; the
+  // handoff runs from its completion (the releaser itself goes on: the
+  // store retires from its store buffer).
+  const Time released = spinners_read_line_ ? line_.rmw(*topo_, cpu, now) : now;
   const auto next = waiters_.take(pick_next(waiters_.size()));
   if (count_spinners_) groups_.remove(next.cpu);
-  const Time at = now + handoff_cost(cpu, next.cpu);
+  const Time at = released + handoff_cost(cpu, next.cpu);
   line_.move_to(next.cpu, at);
   holder_ = next.cpu;
   hold_start_ = at;
+  update_spinners();
   stats_.record_handoff(cpu, next.cpu, at - next.since);
   woken.push_back({next.cpu, at});
   return now;

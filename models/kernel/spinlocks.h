@@ -111,7 +111,12 @@ class FifoSpinlock : public Lock {
   // `count_spinners`: keep SpinnerGroups (kinds whose handoff depends on
   // where the spinners sit); MCS does not pay for it.
   FifoSpinlock(LockContext ctx, bool count_spinners)
-      : topo_(ctx.topo), rng_(ctx.rng), groups_(*ctx.topo), count_spinners_(count_spinners) {}
+      : topo_(ctx.topo),
+        rng_(ctx.rng),
+        groups_(*ctx.topo),
+        count_spinners_(count_spinners),
+        coherent_(ctx.topo->coherence().kind != CoherenceKind::kPairwise),
+        spinners_read_line_(count_spinners && coherent_) {}
 
   bool acquire(int cpu, Time now, LockMode mode, Time& granted_at) override;
   Time release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) override;
@@ -122,6 +127,8 @@ class FifoSpinlock : public Lock {
 
   int holder() const { return holder_; }
   std::size_t waiters() const { return waiters_.size(); }
+  // The lock word's line: data declared `on:` this lock lives on it.
+  CacheLine* word_line() override { return &line_; }
 
  protected:
   // Time from the release at `now` to `next` owning the lock (already out
@@ -133,13 +140,28 @@ class FifoSpinlock : public Lock {
   Duration rereads_ahead(int next) const { return groups_.fetches_to(next) / 2; }
   // Index in the queue of the waiter that gets the lock (0: FIFO head).
   virtual std::size_t pick_next(std::size_t) { return 0; }
+  // With a coherence model, what the lock word's line sees besides the
+  // free lock's atomic: a waiter's RMW on the word as it joins (ticket's
+  // xadd on the tail, MCS's xchg of the queue tail), and the release's
+  // RMW when nobody waits (MCS's cmpxchg of the tail back to empty; a
+  // ticket or test-and-set unlock is a plain store that retires from the
+  // store buffer).
+  virtual bool joins_with_rmw() const { return false; }
+  virtual bool releases_with_rmw() const { return false; }
 
   const Topology* topo_;
   sim::RngStream rng_;
   SpinnerGroups groups_;  // the queued CPUs, by socket / core / thread (when count_spinners_)
   bool count_spinners_;
+  bool coherent_;  // the machine has a coherence model (not pairwise)
+  // The waiters spin reading the lock word's line (ticket, tas) and the
+  // machine has a coherence model: the line knows its spinners (cache_line.h).
+  bool spinners_read_line_;
 
  private:
+  // Tells the line how many spin on it and how long their re-reads take.
+  void update_spinners();
+
   int holder_ = -1;
   Time hold_start_{};
   WaiterQueue waiters_;
@@ -152,6 +174,7 @@ class TicketSpinlock final : public FifoSpinlock {
   const char* kind() const override { return "ticket"; }
 
  protected:
+  bool joins_with_rmw() const override { return true; }
   // c k / 2 for k = waiters at the release (with `next`), c the transfer
   // to the next holder: the service time of Boyd-Wickizer et al.'s model,
   // s_k = 1/(s + c k/2) for the step from k+1 to k cores holding or waiting
@@ -188,6 +211,12 @@ class McsSpinlock final : public FifoSpinlock {
   const char* kind() const override { return "mcs"; }
 
  protected:
+  // xchg(tail, node) to join; cmpxchg(tail, node, NULL) to leave an empty
+  // queue: MCS's two atomics to ticket's one (NSL 2012: MCS ~15% slower
+  // than ticket at 2 cores). With a successor the release writes only the
+  // successor's node: the handoff below.
+  bool joins_with_rmw() const override { return true; }
+  bool releases_with_rmw() const override { return true; }
   Duration handoff_cost(int releaser, int next) const override {
     return topo_->transfer(releaser, next);
   }

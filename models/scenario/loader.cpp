@@ -16,6 +16,7 @@
 #include <limits>
 #include <set>
 #include <sstream>
+#include <type_traits>
 
 #include "models/scenario/scenario.h"
 #include "sim/rng.h"
@@ -492,6 +493,16 @@ void parse_scoped(const Reader& r, const YAML::Node& n, const std::string& kind,
     const std::string what = kind + " '" + d.name + "'";
     r.expect_map(kv.second, what);
     r.only_keys(kv.second, what, allowed);
+    if constexpr (std::is_same_v<Decl, LineDecl>) {
+      if (const auto on = kv.second["on"]) {  // a line on a lock's word has the lock's scope
+        d.on = r.name(on, "lock of " + what);
+        if (kv.second["scope"])
+          r.fail(kv.second["scope"], what + " is on lock '" + d.on + "': its scope is the lock's",
+                 "either scope: or on: LOCK, not both");
+        out[d.name] = d;
+        continue;
+      }
+    }
     d.scope = parse_scope(r, r.require(kv.second, "scope", what));
     extra(d, kv.second, what);
     out[d.name] = d;
@@ -561,7 +572,7 @@ Strategy parse_strategy(const Reader& r, const std::string& name, const YAML::No
       l.scope = scope;
       l.mark = r.mark(kv.first);
       s.locks[l.name] = l;
-      s.lines[d + ".d_count"] = LineDecl{d + ".d_count", scope, r.mark(kv.first)};
+      s.lines[d + ".d_count"] = LineDecl{d + ".d_count", scope, "", r.mark(kv.first)};
       s.seqcounts[d + ".d_seq"] = SeqDecl{d + ".d_seq", scope, r.mark(kv.first)};
     }
   } else if (n["dentry_lock"]) {
@@ -614,7 +625,8 @@ Strategy parse_strategy(const Reader& r, const std::string& name, const YAML::No
       s.locks[d.name] = d;
     }
   }
-  if (const auto lines = n["lines"]) parse_scoped(r, lines, "line", name, s.lines);
+  if (const auto lines = n["lines"])
+    parse_scoped(r, lines, "line", name, s.lines, {"scope", "on"}, [](LineDecl&, const YAML::Node&, const std::string&) {});
   if (const auto pools = n["pools"]) parse_pools(r, pools, name, s.pools);
   if (const auto ops = n["ops"]) {
     r.expect_map(ops, "ops of strategy '" + name + "'");
@@ -686,6 +698,17 @@ void check_references(const Strategy& s, const std::vector<std::string>& loop, c
       throw ScenarioError(mark, "lockref on lock '" + name + "' of kind " + kind,
                           "a spinlock (tas, ticket or mcs): a lockref shares the spinlock's word");
   };
+  for (const auto& [name, line] : s.lines)
+    if (!line.on.empty()) {
+      auto it = s.locks.find(line.on);
+      if (it == s.locks.end())
+        throw ScenarioError(line.mark, "line '" + name + "' is on lock '" + line.on + "', which strategy '" + s.name +
+                                           "' does not declare", "a lock declared under 'locks:'");
+      const std::string& kind = it->second.kind;
+      if (kind != "tas" && kind != "ticket" && kind != "mcs")
+        throw ScenarioError(line.mark, "line '" + name + "' is on lock '" + line.on + "' of kind " + kind,
+                            "a spinlock (tas, ticket or mcs): data shares a spinlock's word line");
+    }
   std::function<void(const std::vector<Step>&)> walk = [&](const std::vector<Step>& steps) {
     for (const auto& st : steps) {
       if (!st.when.empty()) need_param(st.when, ParamValue::Type::kBool, st.mark);
@@ -795,7 +818,7 @@ TopologySpec parse_machine(const Reader& r, const YAML::Node& n, const std::stri
   TopologySpec t;
   r.expect_map(n, "machine");
   r.only_keys(n, "machine", {"machine", "description", "levels", "numa", "core", "interconnect", "local_hit",
-                             "local_atomic", "invalidate_per_sharer", "smt_throughput", "matrix"});
+                             "local_atomic", "invalidate_per_sharer", "smt_throughput", "matrix", "coherence"});
   t.name = n["machine"] ? r.name(n["machine"], "machine name") : name_hint;
   if (n["description"]) t.description = r.scalar(n["description"], "description");
   const auto levels = r.require(n, "levels", "machine");
@@ -871,6 +894,29 @@ TopologySpec parse_machine(const Reader& r, const YAML::Node& n, const std::stri
                  " hardware threads busy relative to one thread, from 1 (no gain) to " +
                  std::to_string(threads_per_core) + " (no sharing)");
     t.smt_throughput = v;
+  }
+  if (const auto c = n["coherence"]) {
+    r.expect_map(c, "coherence");
+    r.only_keys(c, "coherence", {"kind", "contended_rmw", "reread", "shared_store"});
+    const YAML::Node kind = r.require(c, "kind", "coherence");
+    const std::string k = r.scalar(kind, "coherence kind");
+    if (k == "directory") t.coherence.kind = CoherenceKind::kDirectory;
+    else if (k == "broadcast") t.coherence.kind = CoherenceKind::kBroadcast;
+    else if (k == "pairwise") t.coherence.kind = CoherenceKind::kPairwise;
+    else r.fail(kind, "unknown coherence kind '" + k + "'", "directory, broadcast or pairwise");
+    if (c["contended_rmw"]) t.coherence.contended_rmw = r.duration(c["contended_rmw"], "contended_rmw", false);
+    if (c["reread"]) {
+      if (t.coherence.kind != CoherenceKind::kDirectory)
+        r.fail(c["reread"], "reread is a directory machine's", "reread only with kind: directory");
+      t.coherence.reread = r.duration(c["reread"], "reread", false);
+    } else if (t.coherence.kind == CoherenceKind::kDirectory) {
+      r.fail(c, "a directory machine has no reread", "'reread: TIME': the home's time per re-read of a line its socket holds");
+    }
+    if (c["shared_store"]) {
+      if (t.coherence.kind != CoherenceKind::kBroadcast)
+        r.fail(c["shared_store"], "shared_store is a broadcast machine's", "shared_store only with kind: broadcast");
+      t.coherence.shared_store = r.duration(c["shared_store"], "shared_store", false);
+    }
   }
   if (const auto m = n["matrix"]) {
     if (!m.IsSequence()) r.fail(m, "matrix is not a list of rows", "a list of rows of times");
@@ -1167,6 +1213,46 @@ std::string hex64(std::uint64_t v) {
   return buf;
 }
 
+// `machine: NAME` (a preset, looked up in `machine_dirs`, beside the file in
+// ../machines and machines/, $VFSSIM_MACHINES, the source tree) or
+// `machine: PATH.yaml` (a machine file, relative to the scenario's folder;
+// `vfssim probe --out DIR` writes DIR/machine.yaml).
+TopologySpec load_machine_ref(const Reader& r, const YAML::Node& n, const std::string& file,
+                              const std::vector<std::string>& machine_dirs) {
+  const std::string ref = r.scalar(n, "machine");
+  const fs::path here = fs::path(file).parent_path();
+  if (ref.find('/') != std::string::npos || (ref.size() > 5 && ref.substr(ref.size() - 5) == ".yaml")) {
+    const fs::path path = fs::path(ref).is_absolute() ? fs::path(ref) : here / ref;
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec))
+      r.fail(n, "machine file '" + ref + "' does not exist (looked for " + path.string() + ")",
+             "a machine file's path relative to the scenario, or a preset name");
+    return load_machine_file(path.string());
+  }
+  const std::string name = r.name(n, "machine");
+  std::vector<std::string> dirs = machine_dirs;
+  dirs.push_back((here / ".." / "machines").string());
+  dirs.push_back((here / "machines").string());
+  const std::string path = find_machine_file(name, dirs);
+  if (path.empty()) {
+    std::set<std::string> known;  // every preset any of the places holds
+    std::vector<std::string> all = dirs;
+    if (const char* env = std::getenv("VFSSIM_MACHINES")) all.push_back(env);
+    all.push_back(VFSSIM_MACHINES_DIR);
+    for (const auto& d : all) {
+      std::error_code ec;
+      for (const auto& e : fs::directory_iterator(d, ec))
+        if (e.path().extension() == ".yaml") known.insert(e.path().stem().string());
+    }
+    std::string list;
+    for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+    r.fail(n, "unknown machine preset '" + name + "'",
+           "a preset (" + (list.empty() ? std::string("none found") : list) +
+               "), a machine file's path such as ./machine.yaml, or an inline machine mapping");
+  }
+  return load_machine_file(path);
+}
+
 Scenario load_from(const std::string& text, const std::string& file, const std::vector<std::string>& machine_dirs) {
   Reader r(file);
   YAML::Node root = parse_yaml(text, file);
@@ -1185,16 +1271,8 @@ Scenario load_from(const std::string& text, const std::string& file, const std::
 
   const auto machine = r.require(root, "machine", "the scenario");
   if (machine.IsScalar()) {
-    sc.machine_name = r.name(machine, "machine");
-    std::vector<std::string> dirs = machine_dirs;
-    const fs::path here = fs::path(file).parent_path();
-    dirs.push_back((here / ".." / "machines").string());
-    dirs.push_back((here / "machines").string());
-    std::string path = find_machine_file(sc.machine_name, dirs);
-    if (path.empty())
-      r.fail(machine, "unknown machine preset '" + sc.machine_name + "'",
-             "a preset of scenarios/machines/ (power5p-64, ...) or an inline machine mapping");
-    sc.machine = load_machine_file(path);
+    sc.machine = load_machine_ref(r, machine, file, machine_dirs);
+    sc.machine_name = sc.machine.name;
   } else {
     sc.machine = parse_machine(r, machine, sc.name + "-machine");
     sc.machine_name = sc.machine.name;
@@ -1284,13 +1362,8 @@ Scenario load_from(const std::string& text, const std::string& file, const std::
         }
       }
       if (const auto m = kv.second["machine"]) {
-        v.machine_name = r.name(m, "machine");
-        std::vector<std::string> dirs = machine_dirs;
-        dirs.push_back((here / ".." / "machines").string());
-        dirs.push_back((here / "machines").string());
-        const std::string path = find_machine_file(v.machine_name, dirs);
-        if (path.empty()) r.fail(m, "unknown machine preset '" + v.machine_name + "'", "a preset of scenarios/machines/");
-        v.machine = load_machine_file(path);
+        v.machine = load_machine_ref(r, m, file, machine_dirs);
+        v.machine_name = v.machine.name;
         if (!kv.second["cpus"]) {
           const Topology vt(v.machine);
           v.workload.cpus.clear();

@@ -98,6 +98,10 @@ const std::vector<std::string>& lock_kinds();
 struct LineDecl {
   std::string name;
   Scope scope = Scope::kGlobal;
+  // `on: LOCK`: the line is the word's line of that spinlock (d_count beside
+  // d_lock, next_fd beside file_lock): its scope is the lock's, and its
+  // stores pay for the lock's spinners (models/hardware/cache_line.h).
+  std::string on;
   SourceMark mark;
 };
 

@@ -1,0 +1,139 @@
+// A cache line under contention on machines with a coherence model
+// (models/hardware/cache_line.h): exact costs of a contended RMW, a store to a
+// shared line on a broadcast machine, the spinners' re-read burst that a store
+// leaves behind; and the spinlocks that register their spinners.
+#include <doctest/doctest.h>
+
+#include "models/hardware/cache_line.h"
+#include "models/kernel/spinlocks.h"
+
+using namespace vfssim;
+using namespace vfssim::models;
+using sim::Time;
+
+namespace {
+
+// 2 sockets x 4 cores: 10 ns inside a socket, 100 ns across, 5 ns local atomic.
+TopologySpec machine(CoherenceKind kind) {
+  TopologySpec t;
+  t.name = "coherent";
+  t.levels = {{"socket", 2, sim::nanoseconds(10)}, {"core", 4, Duration{0}}};
+  t.cross_base = sim::nanoseconds(100);
+  t.core_level = 1;
+  t.local_hit = sim::nanoseconds(1);
+  t.local_atomic = sim::nanoseconds(5);
+  t.invalidate_per_sharer = sim::nanoseconds(2);
+  t.coherence.kind = kind;
+  if (kind != CoherenceKind::kPairwise) t.coherence.contended_rmw = sim::nanoseconds(40);
+  if (kind == CoherenceKind::kDirectory) t.coherence.reread = sim::nanoseconds(3);
+  if (kind == CoherenceKind::kBroadcast) t.coherence.shared_store = sim::nanoseconds(150);
+  return t;
+}
+
+Time at_ns(std::int64_t ns) { return Time{} + sim::nanoseconds(ns); }
+
+}  // namespace
+
+SCENARIO("an RMW queued behind another costs the machine's contended_rmw inside a socket") {
+  GIVEN("a directory machine whose contended RMW costs 40 ns") {
+    const Topology topo(machine(CoherenceKind::kDirectory));
+    CacheLine line;
+    CHECK(line.rmw(topo, 0, at_ns(0)) == at_ns(5));       // first touch: a local atomic
+    WHEN("cpu 1 asks while the line is free") {
+      THEN("it pays the pair's transfer and the atomic: 10 + 5 ns") { CHECK(line.rmw(topo, 1, at_ns(100)) == at_ns(115)); }
+    }
+    WHEN("cpu 1 and then cpu 2 ask at once") {
+      const Time first = line.rmw(topo, 1, at_ns(5));
+      const Time second = line.rmw(topo, 2, at_ns(5));
+      THEN("the first is not queued (15 ns); the second queues and pays 40 ns") {
+        CHECK(first == at_ns(20));
+        CHECK(second == at_ns(60));
+      }
+    }
+    WHEN("the queued request comes from the other socket") {
+      (void)line.rmw(topo, 1, at_ns(5));
+      THEN("it pays the cross-socket transfer, not the in-socket plateau") {
+        CHECK(line.rmw(topo, 4, at_ns(5)) == at_ns(20 + 100 + 5));
+      }
+    }
+  }
+  GIVEN("the same machine with the pairwise model (no contended_rmw)") {
+    const Topology topo(machine(CoherenceKind::kPairwise));
+    CacheLine line;
+    (void)line.rmw(topo, 0, at_ns(0));
+    (void)line.rmw(topo, 1, at_ns(5));
+    THEN("a queued request pays its pair's transfer only") { CHECK(line.rmw(topo, 2, at_ns(5)) == at_ns(20 + 15)); }
+  }
+}
+
+SCENARIO("a store to a shared line on a broadcast machine pays the invalidation broadcast") {
+  const Topology topo(machine(CoherenceKind::kBroadcast));
+  CacheLine line;
+  (void)line.rmw(topo, 0, at_ns(0));
+  (void)line.load(topo, 1, at_ns(100));  // 10 ns transfer: cpus 0 and 1 share it
+  CHECK(line.sharer_count() == 2);
+  CHECK(line.rmw(topo, 2, at_ns(200)) == at_ns(350));  // max(10 + 5 + 2, 150)
+}
+
+SCENARIO("spinners re-read the line after every store: the next store waits for them") {
+  const Topology topo(machine(CoherenceKind::kDirectory));
+  CacheLine line;
+  (void)line.rmw(topo, 0, at_ns(0));
+  line.set_spinners(3, sim::nanoseconds(90));
+  WHEN("the owner stores while three CPUs spin on the line") {
+    const Time done = line.rmw(topo, 0, at_ns(10));
+    THEN("it invalidates their copies (3 x 2 ns) and the line is busy for their re-reads") {
+      CHECK(done == at_ns(10 + 5 + 6));
+      CHECK(line.busy_until() == at_ns(21 + 90));
+      CHECK(line.rmw(topo, 0, at_ns(30)) == at_ns(111 + 5 + 6));
+    }
+  }
+}
+
+SCENARIO("spinners of a ticket lock slow every store to its line; an MCS queue's do not") {
+  GIVEN("a ticket lock on a broadcast machine held by cpu 0, cpus 1-3 (same socket) spinning") {
+    const Topology topo(machine(CoherenceKind::kBroadcast));
+    TicketSpinlock lock(LockContext{&topo, sim::RngStream(1, "t")});
+    Time g;
+    REQUIRE(lock.acquire(0, at_ns(0), LockMode::kExclusive, g));
+    CHECK(g == at_ns(5));
+    for (int c = 1; c <= 3; ++c) CHECK_FALSE(lock.acquire(c, at_ns(10 * c), LockMode::kExclusive, g));
+    CacheLine* word = lock.word_line();
+    REQUIRE(word != nullptr);
+    THEN("the line knows its three spinners, each a re-read of 10 ns (broadcast: no grouping)") {
+      CHECK(word->spinners() == 3);
+    }
+    WHEN("cpu 0 releases at 1 us") {
+      std::vector<Grant> woken;
+      (void)lock.release(0, at_ns(1000), LockMode::kExclusive, woken);
+      REQUIRE(woken.size() == 1);
+      THEN("the unlock store is a store to a line shared by the spinners (150 ns), then cpu 1 sees its turn "
+           "after half its own fetch and half the others' (5 + 10 ns)") {
+        CHECK(woken[0].cpu == 1);
+        CHECK(woken[0].at == at_ns(1000 + 150 + 5 + 10));
+        CHECK(word->spinners() == 2);
+      }
+    }
+  }
+  GIVEN("an MCS lock on the same machine") {
+    const Topology topo(machine(CoherenceKind::kBroadcast));
+    McsSpinlock lock(LockContext{&topo, sim::RngStream(1, "m")});
+    Time g;
+    REQUIRE(lock.acquire(0, at_ns(0), LockMode::kExclusive, g));
+    for (int c = 1; c <= 3; ++c) CHECK_FALSE(lock.acquire(c, at_ns(100 * c), LockMode::kExclusive, g));
+    THEN("its waiters spin on their own nodes: nobody spins on the word") { CHECK(lock.word_line()->spinners() == 0); }
+    WHEN("cpu 0 releases at 1 us") {
+      std::vector<Grant> woken;
+      (void)lock.release(0, at_ns(1000), LockMode::kExclusive, woken);
+      THEN("the successor gets it one transfer later") { CHECK(woken.at(0).at == at_ns(1010)); }
+    }
+    WHEN("the last holder releases an empty queue") {
+      McsSpinlock alone(LockContext{&topo, sim::RngStream(1, "a")});
+      REQUIRE(alone.acquire(0, at_ns(0), LockMode::kExclusive, g));
+      std::vector<Grant> woken;
+      THEN("it pays a second atomic: cmpxchg of the tail (ticket's unlock is a plain store)") {
+        CHECK(alone.release(0, at_ns(100), LockMode::kExclusive, woken) == at_ns(105));
+      }
+    }
+  }
+}
