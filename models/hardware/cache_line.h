@@ -18,8 +18,11 @@
 //   - an RMW queued behind another request, from the line's socket, costs
 //     at least `contended_rmw` (the measured plateau of one hot atomic
 //     counter in a socket: SOSP'13 5.4 "~20 -> ~120 cycles once 2+ cores");
-//   - on a broadcast machine a store to a shared line costs at least
-//     `shared_store` (the invalidation broadcast).
+//   - a queued RMW from another socket costs at most `contended_rmw_remote`
+//     (the line serves runs of requests inside a socket before it crosses);
+//   - a store to a shared line costs at least `shared_store` (the
+//     invalidation broadcast; on a directory machine only when spinners sit
+//     in another socket).
 // Spinners are readers of the line: a spinlock whose waiters spin on this
 // line registers them (set_spinners: how many, and the time the line's
 // home spends answering their re-reads, a `burst`). Every store to the line
@@ -96,10 +99,15 @@ class CacheLine {
       }
       cost += topo.invalidate_per_sharer() * spinners_;  // the spinning copies
       const Coherence& c = topo.coherence();
-      if (queued && from >= 0 && from != cpu && topo.same_socket(from, cpu) && cost < c.contended_rmw)
-        cost = c.contended_rmw;
-      if (c.kind == CoherenceKind::kBroadcast && (others > 0 || spinners_ > 0) && cost < c.shared_store)
-        cost = c.shared_store;
+      if (queued && from >= 0 && from != cpu) {
+        if (topo.same_socket(from, cpu)) {
+          if (cost < c.contended_rmw) cost = c.contended_rmw;
+        } else if (c.contended_rmw_remote > Duration{0} && cost > c.contended_rmw_remote) {
+          cost = c.contended_rmw_remote;
+        }
+      }
+      const bool broadcast_store = c.kind == CoherenceKind::kBroadcast ? others > 0 || spinners_ > 0 : spinners_remote_;
+      if (broadcast_store && cost < c.shared_store) cost = c.shared_store;
     }
     clear_sharers();
     owner_ = cpu;
@@ -110,9 +118,11 @@ class CacheLine {
 
   // The CPUs spinning on this line (reading it until it changes) and the
   // time the line's home takes to answer all their re-reads after a store.
-  void set_spinners(int count, Duration burst) {
+  // `remote`: some spin in another socket than the lock's holder.
+  void set_spinners(int count, Duration burst, bool remote) {
     spinners_ = count;
     spin_burst_ = burst;
+    spinners_remote_ = remote;
   }
   int spinners() const { return spinners_; }
 
@@ -158,6 +168,7 @@ class CacheLine {
   int owner_ = -1;  // exclusive holder, or -1
   int spinners_ = 0;           // CPUs spinning on the line (set by a spinlock)
   Duration spin_burst_{0};     // their re-reads after a store: the line is busy that long
+  bool spinners_remote_ = false;  // some spin outside the holder's socket
   int sharer_count_ = 0;
   int any_sharer_ = -1;  // the most recent sharer: the source of the next transfer
   std::vector<std::uint64_t> sharers_;

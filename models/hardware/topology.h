@@ -57,10 +57,18 @@ struct Coherence {
   // the socket the line is in, costs at least this (the measured per-op
   // time of one line's atomic counter hammered inside a socket).
   Duration contended_rmw{0};
+  // A queued RMW from another socket than the line's costs at most this:
+  // under contention a line serves a run of requests inside one socket
+  // before it crosses, so the mean per-op time across sockets stays well
+  // below a remote transfer (SOSP'13 Figure 4: 2.2-2.4x the in-socket time
+  // on 2 to 8 sockets of Westmere-EX). 0: the pair's transfer.
+  Duration contended_rmw_remote{0};
   // directory: the home's time per re-read of a line its socket holds.
   Duration reread{0};
-  // broadcast: a store or RMW to a line other CPUs share costs at least
-  // this (the invalidation broadcast; SOSP'13 Table 2 "store, Shared").
+  // A store or RMW to a line other CPUs share costs at least this: the
+  // invalidation broadcast (SOSP'13 Table 2 "store, Shared"). broadcast:
+  // whenever others share the line; directory: when spinners sit in
+  // another socket than the lock's holder (the snoop crosses sockets).
   Duration shared_store{0};
 };
 

@@ -113,9 +113,17 @@ Duration SpinnerGroups::fetches_to(int next) const {
   return sum;
 }
 
+int SpinnerGroups::outside_socket_of(int cpu) const {
+  if (waiting_.empty()) return 0;
+  int all = 0;
+  for (int w : waiting_[0]) all += w;
+  return all - waiting_[0][static_cast<std::size_t>(topo_->element_of(cpu, 0))];
+}
+
 void FifoSpinlock::update_spinners() {
   if (!spinners_read_line_) return;
-  line_.set_spinners(static_cast<int>(waiters_.size()), holder_ >= 0 ? groups_.fetches_to(holder_) : Duration{0});
+  line_.set_spinners(static_cast<int>(waiters_.size()), holder_ >= 0 ? groups_.fetches_to(holder_) : Duration{0},
+                     holder_ >= 0 && groups_.outside_socket_of(holder_) > 0);
 }
 
 // No waiter: the lock is free, the releaser keeps the line.

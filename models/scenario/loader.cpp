@@ -897,7 +897,7 @@ TopologySpec parse_machine(const Reader& r, const YAML::Node& n, const std::stri
   }
   if (const auto c = n["coherence"]) {
     r.expect_map(c, "coherence");
-    r.only_keys(c, "coherence", {"kind", "contended_rmw", "reread", "shared_store"});
+    r.only_keys(c, "coherence", {"kind", "contended_rmw", "contended_rmw_remote", "reread", "shared_store"});
     const YAML::Node kind = r.require(c, "kind", "coherence");
     const std::string k = r.scalar(kind, "coherence kind");
     if (k == "directory") t.coherence.kind = CoherenceKind::kDirectory;
@@ -905,6 +905,8 @@ TopologySpec parse_machine(const Reader& r, const YAML::Node& n, const std::stri
     else if (k == "pairwise") t.coherence.kind = CoherenceKind::kPairwise;
     else r.fail(kind, "unknown coherence kind '" + k + "'", "directory, broadcast or pairwise");
     if (c["contended_rmw"]) t.coherence.contended_rmw = r.duration(c["contended_rmw"], "contended_rmw", false);
+    if (c["contended_rmw_remote"])
+      t.coherence.contended_rmw_remote = r.duration(c["contended_rmw_remote"], "contended_rmw_remote", true);
     if (c["reread"]) {
       if (t.coherence.kind != CoherenceKind::kDirectory)
         r.fail(c["reread"], "reread is a directory machine's", "reread only with kind: directory");
@@ -913,8 +915,8 @@ TopologySpec parse_machine(const Reader& r, const YAML::Node& n, const std::stri
       r.fail(c, "a directory machine has no reread", "'reread: TIME': the home's time per re-read of a line its socket holds");
     }
     if (c["shared_store"]) {
-      if (t.coherence.kind != CoherenceKind::kBroadcast)
-        r.fail(c["shared_store"], "shared_store is a broadcast machine's", "shared_store only with kind: broadcast");
+      if (t.coherence.kind == CoherenceKind::kPairwise)
+        r.fail(c["shared_store"], "shared_store needs a coherence kind", "kind: broadcast or directory");
       t.coherence.shared_store = r.duration(c["shared_store"], "shared_store", false);
     }
   }
