@@ -20,3 +20,10 @@ def test_golden_covers_every_scenario():
                  if p.parent.name != "machines"}
     golden = {p.relative_to(ROOT / "tests" / "golden").with_suffix("") for p in (ROOT / "tests" / "golden").rglob("*.json")}
     assert scenarios == golden
+
+
+def test_readme_validation_tables_are_current():
+    """The README's per-case scores come from `vfssim validate` (scripts/validation-table.py), never by hand."""
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "validation-table.py"), "--check", "--vfssim",
+                        str(BUILD / "vfssim")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
