@@ -6,6 +6,7 @@
 //   vfssim compare FILE --base A --new B [--cpus N] [--reps N] [--variant V] [--json]
 //   vfssim bench [--json] [--seconds S]
 //   vfssim history [--db PATH]
+//   vfssim probe --out DIR [--cpus LIST] [--seconds S] [--quiet]
 //   vfssim --help | --version
 //
 // Exit status: 0 success, 1 a run failed (or deadlocked), 2 bad input
@@ -27,6 +28,7 @@
 #include "cli/validate.h"
 #include "models/experiment/experiment.h"
 #include "models/scenario/scenario.h"
+#include "probe/probe.h"
 
 namespace po = boost::program_options;
 using namespace vfssim;
@@ -45,6 +47,8 @@ const char* kUsage =
     "  compare FILE  two strategies side by side (LKP table), with their bottlenecks\n"
     "  bench         the lock microbenchmark: simulated acquisitions per second\n"
     "  history       list the runs stored in the results database\n"
+    "  probe         measure this machine (transfer matrix, contended line, real spinlocks);\n"
+    "                write a machine preset and a lock scenario to check the model against\n"
     "\n"
     "vfssim COMMAND --help shows the options of a command.\n";
 
@@ -214,7 +218,7 @@ int cmd_bench(const std::vector<std::string>& args) {
   const bool json = vm.count("json") > 0;
   if (!json)
     std::printf("%-7s %6s %16s %14s %12s %16s\n", "lock", "cpus", "acq/wall-s", "events/s", "events/acq", "sim acq/s");
-  for (const char* lock : {"mcs", "ticket"}) {
+  for (const std::string& lock : report::kBenchLocks) {
     for (int c : parse_cpu_list(cpus)) {
       const auto b = report::run_bench(lock, c, dur);
       results.push_back({{"lock", b.lock},
@@ -224,9 +228,10 @@ int cmd_bench(const std::vector<std::string>& args) {
                          {"events_per_acquisition", b.events_per_acquisition()},
                          {"sim_acquisitions_per_sec", b.sim_acquisitions_per_sec()},
                          {"acquisitions", b.acquisitions},
-                         {"wall_seconds", b.wall_seconds}});
+                         {"wall_seconds", b.wall_seconds},
+                         {"setup_seconds", b.setup_seconds}});
       if (!json)
-        std::printf("%-7s %6d %16.0f %14.0f %12.3f %16.0f\n", lock, c, b.acquisitions_per_wall_sec(),
+        std::printf("%-7s %6d %16.0f %14.0f %12.3f %16.0f\n", lock.c_str(), c, b.acquisitions_per_wall_sec(),
                     b.events_per_sec(), b.events_per_acquisition(), b.sim_acquisitions_per_sec());
     }
   }
@@ -270,6 +275,7 @@ int main(int argc, char** argv) {
   try {
     if (cmd == "run") return cmd_run(args);
     if (cmd == "bench") return cmd_bench(args);
+    if (cmd == "probe") return probe::cmd_probe(args);
     if (cmd == "history") return cmd_history(args);
     if (cmd == "validate") return report::cmd_validate(args);
     if (cmd == "compare") return report::cmd_compare(args);

@@ -79,33 +79,42 @@ Topology::Topology(TopologySpec spec) : spec_(std::move(spec)) {
                                   "' is lower than at the inner level '" + spec_.levels[i + 1].name + "'");
 
   const int n = num_cpus_;
-  cost_ps_.resize(n, n);
   if (!spec_.measured_matrix.empty()) {
     if (spec_.measured_matrix.size() != static_cast<std::size_t>(n) * n)
       throw std::invalid_argument("measured matrix is not cpus x cpus");
+    measured_.resize(n, n);
     for (int a = 0; a < n; ++a)
       for (int b = 0; b < n; ++b)
-        cost_ps_(a, b) = a == b ? spec_.local_hit.count() : spec_.measured_matrix[a * n + b].count();
+        measured_(a, b) = a == b ? spec_.local_hit.count() : spec_.measured_matrix[a * n + b].count();
     return;
   }
+  // The levels' tree inside an outermost element, the interconnect between
+  // them: transfer() computes a pair's cost from these in O(levels), no
+  // CPU x CPU matrix (8 MiB at 1024 CPUs: a cache miss per lookup).
   const int outer = per_level_total_[0];
-  const auto cross = outer_distances(spec_, outer);
-  for (int a = 0; a < n; ++a) {
-    for (int b = 0; b < n; ++b) {
-      if (a == b) {
-        cost_ps_(a, b) = spec_.local_hit.count();
-        continue;
-      }
-      // Deepest level at which both CPUs share an element.
-      int shared = -1;
-      for (int lv = 0; lv < last; ++lv) {
-        if (element_of(a, lv) == element_of(b, lv)) shared = lv;
-        else break;
-      }
-      cost_ps_(a, b) = shared >= 0 ? spec_.levels[shared].transfer.count()
-                                   : cross[element_of(a, 0)][element_of(b, 0)];
-    }
+  for (const auto& row : outer_distances(spec_, outer)) cross_.insert(cross_.end(), row.begin(), row.end());
+}
+
+Duration Topology::level_transfer(int from, int to) const {
+  if (from == to) return spec_.local_hit;
+  const int last = static_cast<int>(spec_.levels.size()) - 1;
+  // Deepest level at which both CPUs share an element.
+  int shared = -1;
+  for (int lv = 0; lv < last; ++lv) {
+    if (element_of(from, lv) == element_of(to, lv)) shared = lv;
+    else break;
   }
+  if (shared >= 0) return spec_.levels[static_cast<std::size_t>(shared)].transfer;
+  const auto outer = static_cast<std::size_t>(per_level_total_[0]);
+  return Duration{cross_[static_cast<std::size_t>(element_of(from, 0)) * outer + static_cast<std::size_t>(element_of(to, 0))]};
+}
+
+Eigen::Matrix<std::int64_t, Eigen::Dynamic, Eigen::Dynamic> Topology::cost_matrix_ps() const {
+  if (!spec_.measured_matrix.empty()) return measured_;
+  Eigen::Matrix<std::int64_t, Eigen::Dynamic, Eigen::Dynamic> m(num_cpus_, num_cpus_);
+  for (int a = 0; a < num_cpus_; ++a)
+    for (int b = 0; b < num_cpus_; ++b) m(a, b) = level_transfer(a, b).count();
+  return m;
 }
 
 int Topology::num_elements(int level) const { return per_level_total_.at(level); }

@@ -119,7 +119,7 @@ class Topology {
 
   // Cost of moving a modified line from `from` to `to`; local_hit if equal.
   Duration transfer(int from, int to) const {
-    return Duration{cost_ps_(from, to)};
+    return measured_.size() ? Duration{measured_(from, to)} : level_transfer(from, to);
   }
   Duration local_hit() const { return spec_.local_hit; }
   Duration local_atomic() const { return spec_.local_atomic; }
@@ -146,16 +146,17 @@ class Topology {
   // first thread in order, then the siblings.
   std::vector<int> place(int n, Placement p) const;
 
-  const Eigen::Matrix<std::int64_t, Eigen::Dynamic, Eigen::Dynamic>& cost_matrix_ps() const {
-    return cost_ps_;
-  }
+  // The all-pairs matrix of transfer() (built on demand: tests, printers).
+  Eigen::Matrix<std::int64_t, Eigen::Dynamic, Eigen::Dynamic> cost_matrix_ps() const;
 
  private:
   TopologySpec spec_;
   int num_cpus_ = 0;
   std::vector<int> per_level_total_;  // elements at each level
   std::vector<int> cpus_per_element_;  // hardware threads in one element of each level
-  Eigen::Matrix<std::int64_t, Eigen::Dynamic, Eigen::Dynamic> cost_ps_;
+  Duration level_transfer(int from, int to) const;
+  std::vector<std::int64_t> cross_;  // outermost x outermost interconnect costs (ps), row-major
+  Eigen::Matrix<std::int64_t, Eigen::Dynamic, Eigen::Dynamic> measured_;  // a measured matrix, when given
 };
 
 }  // namespace vfssim::models

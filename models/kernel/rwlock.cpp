@@ -88,17 +88,22 @@ void RwLock::grant_waiters(int releaser, Time now, std::vector<Grant>& woken) {
 
 BrLock::BrLock(LockContext ctx) : topo_(ctx.topo) {
   const int n = topo_->num_cpus();
-  last_owner_.resize(n);
-  for (int c = 0; c < n; ++c) last_owner_[c] = c;  // each CPU's lock starts in its cache
+  own_.assign(static_cast<std::size_t>(n), 0);
+  for (int c = 0; c < n; ++c) take_own(c);  // each CPU's lock starts in its cache
   read_start_.resize(n);
 }
 
 Duration BrLock::take_all(int cpu) {
+  auto one = [&](int owner) { return owner == cpu ? topo_->local_atomic() : topo_->transfer(owner, cpu) + topo_->local_atomic(); };
   Duration cost{0};
-  for (std::size_t c = 0; c < last_owner_.size(); ++c) {
-    cost += last_owner_[c] == cpu ? topo_->local_atomic() : topo_->transfer(last_owner_[c], cpu) + topo_->local_atomic();
-    last_owner_[c] = cpu;
+  for (int c : owned_) {
+    cost += one(c);
+    own_[static_cast<std::size_t>(c)] = 0;
   }
+  const auto rest = static_cast<std::int64_t>(own_.size() - owned_.size());
+  if (rest > 0) cost += one(last_writer_) * rest;
+  owned_.clear();
+  last_writer_ = cpu;
   return cost;
 }
 
@@ -106,10 +111,10 @@ bool BrLock::acquire(int cpu, Time now, LockMode mode, Time& granted_at) {
   const bool queued = head_ < queue_.size();
   if (mode == LockMode::kShared) {
     if (writer_ < 0 && !queued) {
-      const Duration cost = last_owner_[cpu] == cpu ? topo_->local_atomic()
-                                                    : topo_->transfer(last_owner_[cpu], cpu) + topo_->local_atomic();
-      if (last_owner_[cpu] != cpu) ++stats_.acq_bounces;
-      last_owner_[cpu] = cpu;
+      const int owner = owner_of(cpu);
+      const Duration cost = owner == cpu ? topo_->local_atomic() : topo_->transfer(owner, cpu) + topo_->local_atomic();
+      if (owner != cpu) ++stats_.acq_bounces;
+      take_own(cpu);
       granted_at = now + cost;
       ++readers_;
       read_start_[cpu] = granted_at;
@@ -138,7 +143,7 @@ Time BrLock::release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken
   stats_.record_hold(now - write_start_);
   writer_ = -1;
   // Unlocking every CPU's lock: a store per line the writer now owns.
-  const Time done = now + topo_->local_hit() * static_cast<std::int64_t>(last_owner_.size());
+  const Time done = now + topo_->local_hit() * static_cast<std::int64_t>(own_.size());
   grant_waiters(cpu, done, woken);
   return done;
 }
@@ -158,8 +163,8 @@ void BrLock::grant_waiters(int releaser, Time now, std::vector<Grant>& woken) {
   } else {
     while (head_ < queue_.size() && queue_[head_].mode == LockMode::kShared) {
       const Waiter w = queue_[head_++];
-      const Time at = now + topo_->transfer(last_owner_[w.cpu], w.cpu) + topo_->local_atomic();
-      last_owner_[w.cpu] = w.cpu;
+      const Time at = now + topo_->transfer(owner_of(w.cpu), w.cpu) + topo_->local_atomic();
+      take_own(w.cpu);
       ++readers_;
       read_start_[w.cpu] = at;
       ++stats_.acquisitions;

@@ -77,9 +77,22 @@ class BrLock final : public Lock {
  private:
   Duration take_all(int cpu);  // cost of the writer taking every CPU's lock
   void grant_waiters(int releaser, Time now, std::vector<Grant>& woken);
+  // The CPU that touched CPU c's lock line last: c itself when c took it
+  // since the last writer (`own_`), else that writer. A writer's take_all
+  // then costs O(CPUs that read since the last writer), each paid for by
+  // the read that put it there: O(1) per event amortised, however many CPUs.
+  int owner_of(int c) const { return own_[static_cast<std::size_t>(c)] ? c : last_writer_; }
+  void take_own(int c) {
+    if (!own_[static_cast<std::size_t>(c)]) {
+      own_[static_cast<std::size_t>(c)] = 1;
+      owned_.push_back(c);
+    }
+  }
 
   const Topology* topo_;
-  std::vector<int> last_owner_;  // per CPU lock: the CPU that touched its line last
+  int last_writer_ = -1;
+  std::vector<char> own_;    // per CPU lock: its own CPU took it since the last writer
+  std::vector<int> owned_;   // those CPUs
   std::vector<Time> read_start_;
   int writer_ = -1;
   int readers_ = 0;

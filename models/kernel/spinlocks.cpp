@@ -140,7 +140,8 @@ Time FifoSpinlock::release(int cpu, Time now, LockMode, std::vector<Grant>& woke
   // handoff runs from its completion (the releaser itself goes on: the
   // store retires from its store buffer).
   const Time released = spinners_read_line_ ? line_.rmw(*topo_, cpu, now) : now;
-  const auto next = waiters_.take(pick_next(waiters_.size()));
+  const std::size_t pick = pick_next(waiters_.size());
+  const auto next = fifo() ? waiters_.take(pick) : waiters_.take_unordered(pick);
   if (count_spinners_) groups_.remove(next.cpu);
   const Time at = released + handoff_cost(cpu, next.cpu);
   line_.move_to(next.cpu, at);

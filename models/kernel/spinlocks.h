@@ -63,6 +63,14 @@ class WaiterQueue {
     return w;
   }
   const Waiter& at(std::size_t i) const { return buf_[(head_ + i) % buf_.size()]; }
+  // Removes and returns the i-th waiter; the last one takes its place (the
+  // order of the others is not kept: for a lock whose winner is random).
+  Waiter take_unordered(std::size_t i) {
+    Waiter w = at(i);
+    buf_[(head_ + i) % buf_.size()] = at(size_ - 1);
+    --size_;
+    return w;
+  }
   // Removes and returns the i-th waiter, keeping the others in order.
   Waiter take(std::size_t i) {
     if (i == 0) return pop();
@@ -140,8 +148,10 @@ class FifoSpinlock : public Lock {
   // its own is answered: sum over groups of spinners (see the header) of
   // each group's transfer to `next`, divided by two.
   Duration rereads_ahead(int next) const { return groups_.fetches_to(next) / 2; }
-  // Index in the queue of the waiter that gets the lock (0: FIFO head).
+  // Index in the queue of the waiter that gets the lock (0: FIFO head),
+  // and whether the others' order matters (FIFO) or not (a random winner).
   virtual std::size_t pick_next(std::size_t) { return 0; }
+  virtual bool fifo() const { return true; }
   // With a coherence model, what the lock word's line sees besides the
   // free lock's atomic: a waiter's RMW on the word as it joins (ticket's
   // xadd on the tail, MCS's xchg of the queue tail), and the release's
@@ -205,6 +215,7 @@ class TasSpinlock final : public FifoSpinlock {
     return topo_->transfer(releaser, next) + rereads_ahead(next);
   }
   std::size_t pick_next(std::size_t waiting) override { return rng_.below(waiting); }
+  bool fifo() const override { return false; }
 };
 
 class McsSpinlock final : public FifoSpinlock {
