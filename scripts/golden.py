@@ -6,7 +6,8 @@
 
 For each scenario, `vfssim run FILE --json --db '' --cpus A,B,C` of its default variant, every
 strategy, one replication, seed 1, at the smallest, the middle and the largest CPU count of the
-workload's `cpus:` list, is stored as tests/golden/<dir>/<scenario>.json. Any change of the
+workload's `cpus:` list, is stored as tests/golden/<dir>/<scenario>.json (without the text's
+hash: a comment is not behaviour). Any change of the
 model, a constant, a preset or a scenario moves these bytes: a commit that rewrites them says
 why in its message.
 """
@@ -47,7 +48,9 @@ def render(vfssim, path):
                        cwd=ROOT, capture_output=True, text=True)
     if r.returncode not in (0, 1):  # 1: a point deadlocked, which is a result
         raise RuntimeError(f"{path}: vfssim run exited {r.returncode}: {r.stderr[-500:]}")
-    return json.dumps(json.loads(r.stdout), indent=1, sort_keys=True) + "\n"
+    doc = json.loads(r.stdout)
+    doc.pop("scenario_hash", None)  # the file's text, comments included: behaviour is what is pinned
+    return json.dumps(doc, indent=1, sort_keys=True) + "\n"
 
 
 def main():
