@@ -29,7 +29,7 @@ struct BenchResult {
   double sim_acquisitions_per_sec() const { return sim_seconds > 0 ? acquisitions / sim_seconds : 0; }
 };
 
-// The benchmark scenario for `lock` ("mcs" or "ticket") on `cpus` CPUs.
+// The benchmark scenario for `lock` (any kind) on `cpus` CPUs.
 models::Scenario bench_scenario(const std::string& lock, int cpus, sim::Duration duration);
 
 // Runs the point for `duration` of simulated time, stretched until the
@@ -37,6 +37,6 @@ models::Scenario bench_scenario(const std::string& lock, int cpus, sim::Duration
 BenchResult run_bench(const std::string& lock, int cpus, sim::Duration duration, std::uint64_t min_events = 2000000);
 
 // The lock kinds the bench runs (every kind a scenario may declare).
-inline const std::vector<std::string> kBenchLocks{"tas", "ticket", "mcs", "mutex", "rwsem", "rwlock", "brlock"};
+inline const std::vector<std::string>& kBenchLocks = models::lock_kinds();
 
 }  // namespace vfssim::report

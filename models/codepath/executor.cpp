@@ -4,21 +4,12 @@
 #include <map>
 
 #include "models/kernel/free_lock.h"
-#include "models/kernel/mutex.h"
-#include "models/kernel/rwlock.h"
-#include "models/kernel/spinlocks.h"
+#include "models/kernel/lock_kinds.h"
 
 namespace vfssim::models {
 
 std::unique_ptr<Lock> make_lock(const LockDecl& decl, LockContext ctx) {
-  if (decl.kind == "tas") return std::make_unique<TasSpinlock>(ctx);
-  if (decl.kind == "ticket") return std::make_unique<TicketSpinlock>(ctx);
-  if (decl.kind == "mcs") return std::make_unique<McsSpinlock>(ctx);
-  if (decl.kind == "mutex") return std::make_unique<Mutex>(ctx, decl.spin, decl.wake_latency);
-  if (decl.kind == "rwsem") return std::make_unique<RwLock>(ctx, "rwsem", !decl.spin, false, decl.wake_latency);
-  if (decl.kind == "rwlock") return std::make_unique<RwLock>(ctx, "rwlock", false, decl.reader_preference, Duration{0});
-  if (decl.kind == "brlock") return std::make_unique<BrLock>(ctx);
-  if (decl.kind == FreeLock::kKind) return std::make_unique<FreeLock>();  // what-if runs only
+  if (const LockKind* k = find_lock_kind(decl.kind)) return k->make(decl, ctx);
   throw ScenarioError(decl.mark, "lock '" + decl.name + "' has kind '" + decl.kind + "', which has no model",
                       "a kind listed in docs/scenario-format.md");
 }

@@ -1,4 +1,5 @@
 #include "models/codepath/program.h"
+#include "models/kernel/lock_kinds.h"
 
 #include <algorithm>
 #include <map>
@@ -307,21 +308,14 @@ class Compiler {
     }
   }
 
-  // What perf shows for time spent releasing a lock of this kind.
+  // What perf shows for time spent releasing / waiting on a lock of this kind.
   static const char* release_symbol(const std::string& kind, LockMode mode) {
-    if (kind == "mutex") return "mutex_unlock";
-    if (kind == "rwsem") return mode == LockMode::kShared ? "up_read" : "up_write";
-    if (kind == "rwlock") return mode == LockMode::kShared ? "_raw_read_unlock" : "_raw_write_unlock";
-    if (kind == "brlock") return mode == LockMode::kShared ? "br_read_unlock" : "br_write_unlock";
-    return "_raw_spin_unlock";
+    const LockKind& k = *find_lock_kind(kind);
+    return mode == LockMode::kShared ? k.release_symbol_shared : k.release_symbol;
   }
-
-  // What perf shows for time spent waiting on a lock of this kind.
   static const char* wait_symbol(const std::string& kind, LockMode mode) {
-    if (kind == "mutex") return "mutex_lock";
-    if (kind == "rwsem") return mode == LockMode::kShared ? "down_read" : "down_write";
-    if (kind == "rwlock") return mode == LockMode::kShared ? "_raw_read_lock" : "_raw_write_lock";
-    return "_raw_spin_lock";
+    const LockKind& k = *find_lock_kind(kind);
+    return mode == LockMode::kShared ? k.wait_symbol_shared : k.wait_symbol;
   }
 
   const ParamValue& param(const std::string& name, const SourceMark& mark) const {

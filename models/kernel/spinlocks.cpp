@@ -1,5 +1,7 @@
 #include "models/kernel/spinlocks.h"
 
+#include <algorithm>
+
 namespace vfssim::models {
 
 void LockStats::merge(const LockStats& o) {
@@ -121,9 +123,23 @@ int SpinnerGroups::outside_socket_of(int cpu) const {
 }
 
 void FifoSpinlock::update_spinners() {
-  if (!spinners_read_line_) return;
-  line_.set_spinners(static_cast<int>(waiters_.size()), holder_ >= 0 ? groups_.fetches_to(holder_) : Duration{0},
-                     holder_ >= 0 && groups_.outside_socket_of(holder_) > 0);
+  if (spinners_read_line_) {
+    line_.set_spinners(static_cast<int>(waiters_.size()), holder_ >= 0 ? groups_.fetches_to(holder_) : Duration{0},
+                       holder_ >= 0 && groups_.outside_socket_of(holder_) > 0);
+    return;
+  }
+  const int limit = word_spinner_limit();
+  if (!coherent_ || limit == 0) return;
+  // The first `limit` waiters spin on the word: each re-read a transfer.
+  const int n = std::min(limit, static_cast<int>(waiters_.size()));
+  Duration burst{0};
+  bool remote = false;
+  for (int i = 0; i < n && holder_ >= 0; ++i) {
+    const int c = waiters_.at(static_cast<std::size_t>(i)).cpu;
+    burst += topo_->transfer(holder_, c);
+    remote = remote || !topo_->same_socket(holder_, c);
+  }
+  line_.set_spinners(n, burst, remote);
 }
 
 // No waiter: the lock is free, the releaser keeps the line.
@@ -139,11 +155,12 @@ Time FifoSpinlock::release(int cpu, Time now, LockMode, std::vector<Grant>& woke
   // for re-reads still in flight and invalidates every spinning copy; the
   // handoff runs from its completion (the releaser itself goes on: the
   // store retires from its store buffer).
-  const Time released = spinners_read_line_ ? line_.rmw(*topo_, cpu, now) : now;
+  const bool word_spun = spinners_read_line_ || (coherent_ && word_spinner_limit() > 0);
+  const Time released = word_spun ? line_.rmw(*topo_, cpu, now) : now;
   const std::size_t pick = pick_next(waiters_.size());
   const auto next = fifo() ? waiters_.take(pick) : waiters_.take_unordered(pick);
   if (count_spinners_) groups_.remove(next.cpu);
-  const Time at = released + handoff_cost(cpu, next.cpu);
+  const Time at = handoff_at(cpu, next.cpu, released);
   line_.move_to(next.cpu, at);
   holder_ = next.cpu;
   hold_start_ = at;

@@ -1,4 +1,4 @@
-// Spinlocks: test-and-set, ticket and queued (MCS / qspinlock).
+// Spinlocks: test-and-set, ticket, MCS and qspinlock.
 //
 // Ticket and MCS grant in FIFO order; they differ in what a handoff costs.
 // Test-and-set grants to a random waiter.
@@ -22,6 +22,19 @@
 //   mcs:    each waiter spins on its own queue node; the release writes the
 //           successor's node only: one line transfer whatever the queue
 //           length (kernel/locking/qspinlock.c, mcs_spinlock.h).
+//   qspinlock: kernel/locking/qspinlock.c. The word is a tuple (tail,
+//           pending, locked). Uncontended: (0,0,0) -> (0,0,1), one cmpxchg.
+//           The first contender sets pending, (0,0,1) -> (0,1,1), and spins
+//           on the word; the next ones xchg the tail, (0,1,1) -> (n,1,1),
+//           and wait on their own MCS node until they are the queue head,
+//           which spins on the word too: at most two CPUs spin on the word.
+//           Unlock stores locked = 0, (*,1,1) -> (*,1,0); the pending
+//           waiter re-reads the word and takes it, (*,1,0) -> (*,0,1)
+//           (clear_pending_set_locked), and the head then waits for it in
+//           turn; when nobody is pending the head re-reads and sets locked
+//           itself and writes its successor's node (off the lock's path).
+//           So a handoff is the unlock store, one re-read and one RMW of the
+//           word, and every newcomer's xchg of the tail is a store to it.
 //   tas:    test-and-test-and-set (powerpc's arch_spin_lock of the 2.6
 //           era: lwarx/stwcx. loop). On release every spinner re-reads
 //           the line and races an atomic on it; the atomics are served one
@@ -160,6 +173,15 @@ class FifoSpinlock : public Lock {
   // store buffer).
   virtual bool joins_with_rmw() const { return false; }
   virtual bool releases_with_rmw() const { return false; }
+  // When the lock is `next`'s after a release whose store completed at
+  // `released` (default: the kind's handoff cost after it).
+  virtual Time handoff_at(int releaser, int next, Time released) {
+    return released + handoff_cost(releaser, next);
+  }
+  // Kinds whose first few waiters spin on the word (qspinlock: the pending
+  // waiter and the queue head) without SpinnerGroups: how many at most.
+  virtual int word_spinner_limit() const { return 0; }
+  CacheLine& word() { return line_; }
 
   const Topology* topo_;
   sim::RngStream rng_;
@@ -216,6 +238,26 @@ class TasSpinlock final : public FifoSpinlock {
   }
   std::size_t pick_next(std::size_t waiting) override { return rng_.below(waiting); }
   bool fifo() const override { return false; }
+};
+
+class QSpinlock final : public FifoSpinlock {
+ public:
+  explicit QSpinlock(LockContext ctx) : FifoSpinlock(ctx, false) {}
+  const char* kind() const override { return "qspinlock"; }
+
+ protected:
+  bool joins_with_rmw() const override { return true; }  // set pending, or xchg the tail
+  int word_spinner_limit() const override { return 2; }   // the pending waiter and the queue head
+  // Pairwise: the re-read of the word and the waiter's atomic on it.
+  Duration handoff_cost(int releaser, int next) const override {
+    return topo_->transfer(releaser, next) + topo_->local_atomic();
+  }
+  // With a coherence model the waiter's atomic is a request to the word's
+  // line like any other (newcomers' xchg of the tail queue on it too).
+  Time handoff_at(int releaser, int next, Time released) override {
+    if (!coherent_) return released + handoff_cost(releaser, next);
+    return word().rmw(*topo_, next, released + topo_->transfer(releaser, next));
+  }
 };
 
 class McsSpinlock final : public FifoSpinlock {

@@ -19,6 +19,8 @@
 #include <type_traits>
 
 #include "models/scenario/scenario.h"
+#include "models/kernel/free_lock.h"
+#include "models/kernel/lock_kinds.h"
 #include "sim/rng.h"
 
 #ifndef VFSSIM_MACHINES_DIR
@@ -93,7 +95,12 @@ bool Scenario::has_strategy(const std::string& n) const {
 }
 
 const std::vector<std::string>& lock_kinds() {
-  static const std::vector<std::string> k{"tas", "ticket", "mcs", "mutex", "rwsem", "rwlock", "brlock"};
+  static const std::vector<std::string> k = [] {
+    std::vector<std::string> out;
+    for (const auto& row : lock_kind_table())
+      if (std::string(row.name) != FreeLock::kKind) out.push_back(row.name);
+    return out;
+  }();
   return k;
 }
 
@@ -558,7 +565,8 @@ Strategy parse_strategy(const Reader& r, const std::string& name, const YAML::No
     r.expect_map(dentries, "dentries of strategy '" + name + "'");
     const auto kind = r.require(n, "dentry_lock", "strategy '" + name + "' (it declares dentries)");
     const std::string k = r.scalar(kind, "dentry_lock");
-    if (k != "tas" && k != "ticket" && k != "mcs") r.fail(kind, "dentry_lock '" + k + "' is not a spinlock kind", "tas, ticket or mcs");
+    const LockKind* row = find_lock_kind(k);
+    if (!row || !row->spinlock) r.fail(kind, "dentry_lock '" + k + "' is not a spinlock kind", lock_kind_names(true));
     for (const auto& kv : dentries) {
       const std::string d = r.name(kv.first, "dentry name");
       const std::string what = "dentry '" + d + "'";
@@ -597,19 +605,15 @@ Strategy parse_strategy(const Reader& r, const std::string& name, const YAML::No
       r.only_keys(kv.second, what, {"kind", "scope", "spin", "wake", "fair"});
       const auto kind = r.require(kv.second, "kind", what);
       d.kind = r.scalar(kind, "kind");
-      const auto& kinds = lock_kinds();
-      if (std::find(kinds.begin(), kinds.end(), d.kind) == kinds.end()) {
-        std::string list;
-        for (const auto& k : kinds) list += (list.empty() ? "" : ", ") + k;
-        r.fail(kind, "unknown lock kind '" + d.kind + "'", "one of: " + list);
-      }
+      const LockKind* row = find_lock_kind(d.kind);
+      if (!row || d.kind == FreeLock::kKind) r.fail(kind, "unknown lock kind '" + d.kind + "'", "one of: " + lock_kind_names());
       d.scope = parse_scope(r, r.require(kv.second, "scope", what));
-      const bool sleeper_kind = d.kind == "mutex" || d.kind == "rwsem";
+      const bool sleeper_kind = row->sleeps;
       if (const auto spin = kv.second["spin"]) {
         if (!sleeper_kind) r.fail(spin, "'spin' does not apply to a " + d.kind + " lock", "'spin' only on mutex and rwsem locks");
         d.spin = r.boolean(spin, "spin");
       } else {
-        d.spin = d.kind != "rwsem";  // rwsem readers sleep; mutex owners are spun on
+        d.spin = !sleeper_kind || row->default_spin;  // rwsem readers sleep; mutex owners are spun on
       }
       if (const auto wake = kv.second["wake"]) {
         if (!sleeper_kind) r.fail(wake, "'wake' does not apply to a " + d.kind + " lock", "'wake' only on mutex and rwsem locks");
@@ -619,7 +623,7 @@ Strategy parse_strategy(const Reader& r, const std::string& name, const YAML::No
                "'wake: TIME' (scheduler wake-up, e.g. 5us)");
       }
       if (const auto fair = kv.second["fair"]) {
-        if (d.kind != "rwlock") r.fail(fair, "'fair' does not apply to a " + d.kind + " lock", "'fair' only on rwlock");
+        if (!row->fairness) r.fail(fair, "'fair' does not apply to a " + d.kind + " lock", "'fair' only on rwlock");
         d.reader_preference = !r.boolean(fair, "fair");
       }
       s.locks[d.name] = d;
@@ -694,9 +698,9 @@ void check_references(const Strategy& s, const std::vector<std::string>& loop, c
       throw ScenarioError(mark, "strategy '" + s.name + "' uses lock '" + name + "', which it does not declare",
                           "a lock declared under 'locks:'");
     const std::string& kind = it->second.kind;
-    if (spin_only && kind != "tas" && kind != "ticket" && kind != "mcs")
+    if (spin_only && !find_lock_kind(kind)->spinlock)
       throw ScenarioError(mark, "lockref on lock '" + name + "' of kind " + kind,
-                          "a spinlock (tas, ticket or mcs): a lockref shares the spinlock's word");
+                          "a spinlock (" + lock_kind_names(true) + "): a lockref shares the spinlock's word");
   };
   for (const auto& [name, line] : s.lines)
     if (!line.on.empty()) {
@@ -705,9 +709,9 @@ void check_references(const Strategy& s, const std::vector<std::string>& loop, c
         throw ScenarioError(line.mark, "line '" + name + "' is on lock '" + line.on + "', which strategy '" + s.name +
                                            "' does not declare", "a lock declared under 'locks:'");
       const std::string& kind = it->second.kind;
-      if (kind != "tas" && kind != "ticket" && kind != "mcs")
+      if (!find_lock_kind(kind)->spinlock)
         throw ScenarioError(line.mark, "line '" + name + "' is on lock '" + line.on + "' of kind " + kind,
-                            "a spinlock (tas, ticket or mcs): data shares a spinlock's word line");
+                            "a spinlock (" + lock_kind_names(true) + "): data shares a spinlock's word line");
     }
   std::function<void(const std::vector<Step>&)> walk = [&](const std::vector<Step>& steps) {
     for (const auto& st : steps) {
@@ -720,6 +724,10 @@ void check_references(const Strategy& s, const std::vector<std::string>& loop, c
           if (!s.locks.count(st.target))
             throw ScenarioError(st.mark, "strategy '" + s.name + "' uses lock '" + st.target + "', which it does not declare",
                                 "a lock declared under 'locks:'");
+          if (st.mode == LockMode::kShared && !find_lock_kind(s.locks.at(st.target).kind)->read_write)
+            throw ScenarioError(st.mark, "mode: read on lock '" + st.target + "' of kind " + s.locks.at(st.target).kind +
+                                             ", which has no read mode",
+                                "mode: read only on a reader/writer kind (rwsem, rwlock, brlock)");
           break;
         case StepKind::kAtomic:
         case StepKind::kRead:

@@ -137,3 +137,35 @@ SCENARIO("spinners of a ticket lock slow every store to its line; an MCS queue's
     }
   }
 }
+
+SCENARIO("a qspinlock handoff is the unlock store, the waiter's re-read and its atomic on the word") {
+  GIVEN("a pairwise machine: the re-read (10 ns) and the atomic (5 ns)") {
+    const Topology topo(machine(CoherenceKind::kPairwise));
+    QSpinlock lock(LockContext{&topo, sim::RngStream(1, "q")});
+    Time g;
+    REQUIRE(lock.acquire(0, at_ns(0), LockMode::kExclusive, g));
+    CHECK(g == at_ns(5));  // (0,0,0) -> (0,0,1): one cmpxchg
+    CHECK_FALSE(lock.acquire(1, at_ns(10), LockMode::kExclusive, g));
+    std::vector<Grant> woken;
+    (void)lock.release(0, at_ns(100), LockMode::kExclusive, woken);
+    CHECK(woken.at(0).at == at_ns(115));
+  }
+  GIVEN("a directory machine: cpu 0 holds, cpus 1-3 wait (cpu 1 pending, cpu 2 the queue head, cpu 3 on its node)") {
+    const Topology topo(machine(CoherenceKind::kDirectory));
+    QSpinlock lock(LockContext{&topo, sim::RngStream(1, "q")});
+    Time g;
+    REQUIRE(lock.acquire(0, at_ns(0), LockMode::kExclusive, g));
+    for (int c = 1; c <= 3; ++c) CHECK_FALSE(lock.acquire(c, at_ns(1000 * c), LockMode::kExclusive, g));
+    THEN("two CPUs spin on the word, not three") { CHECK(lock.word_line()->spinners() == 2); }
+    WHEN("cpu 0 unlocks at 10 us, the word idle since the last xchg") {
+      std::vector<Grant> woken;
+      (void)lock.release(0, at_ns(10000), LockMode::kExclusive, woken);
+      THEN("the unlock pulls the word from cpu 3 (its xchg of the tail was last: 10 + 5 ns) and invalidates the two "
+           "spinning copies (2 x 2 ns); cpu 1 re-reads (10 ns) and its atomic queues behind the spinners' re-reads "
+           "(2 x 10 ns), at the in-socket plateau (40 ns)") {
+        CHECK(woken.at(0).cpu == 1);
+        CHECK(woken.at(0).at == at_ns(10019 + 20 + 40));
+      }
+    }
+  }
+}

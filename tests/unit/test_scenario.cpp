@@ -4,6 +4,10 @@
 
 #include "models/experiment/experiment.h"
 #include "models/scenario/scenario.h"
+#include "models/kernel/lock_kinds.h"
+
+#include <fstream>
+#include <sstream>
 
 using namespace vfssim;
 using namespace vfssim::models;
@@ -111,4 +115,20 @@ TEST_CASE("an explicit placement puts task i on the i-th listed CPU") {
   CHECK(run_point(sc, PointSpec{"base", 2, 0, 1}).ops > 0);
   expect_error(replace(kMinimal, "  tasks: thread\n", "  tasks: thread\n  placement: [1, 1]\n"), 10, 18, "twice");
   expect_error(replace(kMinimal, "  tasks: thread\n", "  tasks: thread\n  placement: [9]\n"), 10, 15, "out of range");
+}
+
+TEST_CASE("docs/scenario-format.md lists exactly the registry's lock kinds") {
+  std::ifstream in(std::string(VFSSIM_SOURCE_DIR) + "/docs/scenario-format.md");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string doc = ss.str();
+  const auto at = doc.find("Lock kinds (one row each");
+  REQUIRE(at != std::string::npos);
+  const std::string para = doc.substr(at, doc.find("`mode: read`", at) - at);
+  std::string listed;
+  for (std::size_t i = para.find('`'); i != std::string::npos; i = para.find('`', para.find('`', i + 1) + 1)) {
+    const std::size_t j = para.find('`', i + 1);
+    listed += (listed.empty() ? "" : ", ") + para.substr(i + 1, j - i - 1);
+  }
+  CHECK(listed == "models/kernel/lock_kinds.cpp, " + vfssim::models::lock_kind_names());
 }
