@@ -130,14 +130,20 @@ void FifoSpinlock::update_spinners() {
   }
   const int limit = word_spinner_limit();
   if (!coherent_ || limit == 0) return;
-  // The first `limit` waiters spin on the word: each re-read a transfer.
+  // The first `limit` waiters spin on the word: each re-read a transfer,
+  // or on a directory machine, inside the holder's socket, an LLC re-read
+  // (as SpinnerGroups counts a ticket lock's spinners).
   const int n = std::min(limit, static_cast<int>(waiters_.size()));
+  const Coherence& coh = topo_->coherence();
   Duration burst{0};
   bool remote = false;
   for (int i = 0; i < n && holder_ >= 0; ++i) {
     const int c = waiters_.at(static_cast<std::size_t>(i)).cpu;
-    burst += topo_->transfer(holder_, c);
-    remote = remote || !topo_->same_socket(holder_, c);
+    const bool near = topo_->same_socket(holder_, c);
+    Duration each = topo_->transfer(holder_, c);
+    if (near && coh.kind == CoherenceKind::kDirectory && coh.reread < each) each = coh.reread;
+    burst += each;
+    remote = remote || !near;
   }
   line_.set_spinners(n, burst, remote);
 }

@@ -161,10 +161,10 @@ SCENARIO("a qspinlock handoff is the unlock store, the waiter's re-read and its 
       std::vector<Grant> woken;
       (void)lock.release(0, at_ns(10000), LockMode::kExclusive, woken);
       THEN("the unlock pulls the word from cpu 3 (its xchg of the tail was last: 10 + 5 ns) and invalidates the two "
-           "spinning copies (2 x 2 ns); cpu 1 re-reads (10 ns) and its atomic queues behind the spinners' re-reads "
-           "(2 x 10 ns), at the in-socket plateau (40 ns)") {
+           "spinning copies (2 x 2 ns), which re-read it from the LLC (2 x 3 ns); cpu 1's re-read (10 ns) comes after "
+           "them and its atomic pulls the word and invalidates the spinners again (10 + 5 + 4 ns)") {
         CHECK(woken.at(0).cpu == 1);
-        CHECK(woken.at(0).at == at_ns(10019 + 20 + 40));
+        CHECK(woken.at(0).at == at_ns(10019 + 10 + 19));
       }
     }
   }
