@@ -30,9 +30,9 @@
 #include <thread>
 #include <tuple>
 
-#include "cli/fits.h"
-#include "cli/report.h"
-#include "cli/review.h"
+#include "results/fits.h"
+#include "results/report.h"
+#include "results/review.h"
 #include "results/score.h"
 #include "results/validation.h"
 #include "models/experiment/experiment.h"
@@ -545,7 +545,7 @@ PYBIND11_MODULE(_vfssim, m) {
       "find_bottleneck",
       [](const std::vector<NativePoint>& points) { return bottleneck_obj(report::find_bottleneck(unwrap(points))); },
       py::arg("points"),
-      "The bottleneck over the replications of a point (cli/review.h): the lock or line with the most\n"
+      "The bottleneck over the replications of a point (results/review.h): the lock or line with the most\n"
       "CPU time synchronizing on it, as {name, kind, share}, or None when nothing synchronizes.");
   m.def(
       "next_bottlenecks",
@@ -570,7 +570,7 @@ PYBIND11_MODULE(_vfssim, m) {
       py::arg("scenario"), py::arg("groups"), py::arg("jobs") = 0u,
       "For each group (the replications of one point): its bottleneck, the point run again (same seeds)\n"
       "with it removed (a lock made free, a line private), that run's mean ops/s and its bottleneck\n"
-      "(cli/review.h, as `vfssim run --next-bottleneck`).");
+      "(results/review.h, as `vfssim run --next-bottleneck`).");
 
   m.def(
       "load_scenario_string",

@@ -11,10 +11,10 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/options.h"
-#include "cli/report.h"
-#include "cli/review.h"
+#include "results/report.h"
+#include "results/review.h"
 #include "cli/run_durable.h"
-#include "cli/store.h"
+#include "results/store.h"
 #include "models/experiment/experiment.h"
 #include "models/scenario/scenario.h"
 #include "sim/parallel.h"

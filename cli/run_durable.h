@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/store.h"
+#include "results/store.h"
 #include "models/experiment/experiment.h"
 
 namespace vfssim::report {

@@ -18,7 +18,7 @@
 #include "cli/run_durable.h"
 #include "results/score.h"
 #include "results/validation.h"
-#include "cli/store.h"
+#include "results/store.h"
 #include "models/experiment/experiment.h"
 #include "models/scenario/scenario.h"
 #include "sim/parallel.h"

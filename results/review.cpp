@@ -1,4 +1,4 @@
-#include "cli/review.h"
+#include "results/review.h"
 
 #include <cstdio>
 #include <map>

@@ -10,7 +10,7 @@
 
 #include "models/experiment/experiment.h"
 #include "models/experiment/fits.h"
-#include "cli/store.h"
+#include "results/store.h"
 
 namespace vfssim::report {
 

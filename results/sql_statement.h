@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "cli/store.h"
+#include "results/store.h"
 
 namespace vfssim::report {
 

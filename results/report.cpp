@@ -1,11 +1,11 @@
-#include "cli/report.h"
+#include "results/report.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
 
-#include "cli/review.h"
+#include "results/review.h"
 
 namespace vfssim::report {
 

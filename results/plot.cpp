@@ -1,4 +1,4 @@
-#include "cli/plot.h"
+#include "results/plot.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "cli/report.h"
+#include "results/report.h"
 
 namespace vfssim::report {
 

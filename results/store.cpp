@@ -1,6 +1,6 @@
-#include "cli/store.h"
+#include "results/store.h"
 
-#include "cli/sql_statement.h"
+#include "results/sql_statement.h"
 
 #include <chrono>
 #include <cmath>

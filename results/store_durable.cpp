@@ -4,8 +4,8 @@
 #include <map>
 #include <tuple>
 
-#include "cli/sql_statement.h"
-#include "cli/store.h"
+#include "results/sql_statement.h"
+#include "results/store.h"
 
 namespace vfssim::report {
 

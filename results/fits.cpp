@@ -1,4 +1,4 @@
-#include "cli/fits.h"
+#include "results/fits.h"
 
 #include <cmath>
 #include <cstdio>
