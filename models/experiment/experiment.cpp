@@ -109,7 +109,8 @@ std::string point_fingerprint(const Scenario& scenario, const PointSpec& spec) {
   b << p.frames.size();
   for (const Frame& f : p.frames) b << f.parent << f.name;
   b << p.symbols << p.detail << p.locks.size();
-  for (const LockDecl& l : p.locks) b << l.name << l.kind << l.scope << l.spin << l.wake_latency << l.reader_preference;
+  for (const LockDecl& l : p.locks)
+    b << l.name << l.kind << l.scope << l.spin << l.wake_latency << l.reader_preference << l.threshold;
   b << p.lines.size();
   for (const LineDecl& l : p.lines) b << l.name << l.scope << l.on;
   b << p.seqcounts.size();

@@ -24,6 +24,7 @@ struct LockKind {
   bool default_spin;        // sleeps: whether waiters spin unless `spin:` says otherwise
   bool read_write;          // has a shared (read) mode: `mode: read` is allowed
   bool fairness;            // takes `fair:` (rwlock_t)
+  bool numa_threshold;      // takes `threshold:` (CNA's intra-node handoff limit)
   // What perf shows: waiting (acquiring) and releasing, exclusive then shared.
   const char* wait_symbol;
   const char* wait_symbol_shared;

@@ -153,7 +153,7 @@ void FifoSpinlock::update_spinners() {
 // moves to it.
 Time FifoSpinlock::release(int cpu, Time now, LockMode, std::vector<Grant>& woken) {
   stats_.record_hold(now - hold_start_);
-  if (waiters_.empty()) {
+  if (!has_waiters()) {
     holder_ = -1;
     return coherent_ && releases_with_rmw() ? line_.rmw(*topo_, cpu, now) : now;
   }
@@ -163,7 +163,7 @@ Time FifoSpinlock::release(int cpu, Time now, LockMode, std::vector<Grant>& woke
   // store retires from its store buffer).
   const bool word_spun = spinners_read_line_ || (coherent_ && word_spinner_limit() > 0);
   const Time released = word_spun ? line_.rmw(*topo_, cpu, now) : now;
-  const std::size_t pick = pick_next(waiters_.size());
+  const std::size_t pick = pick_next_at(cpu, now);
   const auto next = fifo() ? waiters_.take(pick) : waiters_.take_unordered(pick);
   if (count_spinners_) groups_.remove(next.cpu);
   const Time at = handoff_at(cpu, next.cpu, released);
@@ -174,6 +174,23 @@ Time FifoSpinlock::release(int cpu, Time now, LockMode, std::vector<Grant>& woke
   stats_.record_handoff(cpu, next.cpu, at - next.since);
   woken.push_back({next.cpu, at});
   return now;
+}
+
+std::size_t CnaSpinlock::pick_next_at(int releaser, Time now) {
+  if (!secondary_.empty() && now - secondary_.at(0).since > threshold_) {  // fairness: the secondary goes first
+    splice_secondary();
+    return 0;
+  }
+  const int node = topo_->node_of(releaser);
+  std::size_t i = 0;
+  while (i < waiters_.size() && topo_->node_of(waiters_.at(i).cpu) != node) ++i;
+  if (i < waiters_.size()) {
+    for (std::size_t k = 0; k < i; ++k) secondary_.push(waiters_.pop());  // the remote ones ahead of T
+    ++local_;
+    return 0;
+  }
+  splice_secondary();
+  return 0;
 }
 
 }  // namespace vfssim::models

@@ -69,6 +69,12 @@ class WaiterQueue {
     buf_[(head_ + size_) % buf_.size()] = w;
     ++size_;
   }
+  void push_front(Waiter w) {
+    if (size_ == buf_.size()) grow();
+    head_ = (head_ + buf_.size() - 1) % buf_.size();
+    buf_[head_] = w;
+    ++size_;
+  }
   Waiter pop() {
     Waiter w = buf_[head_];
     head_ = (head_ + 1) % buf_.size();
@@ -76,6 +82,12 @@ class WaiterQueue {
     return w;
   }
   const Waiter& at(std::size_t i) const { return buf_[(head_ + i) % buf_.size()]; }
+  // Removes and returns the last waiter.
+  Waiter take_unordered_back() {
+    Waiter w = at(size_ - 1);
+    --size_;
+    return w;
+  }
   // Removes and returns the i-th waiter; the last one takes its place (the
   // order of the others is not kept: for a lock whose winner is random).
   Waiter take_unordered(std::size_t i) {
@@ -165,12 +177,19 @@ class FifoSpinlock : public Lock {
   // and whether the others' order matters (FIFO) or not (a random winner).
   virtual std::size_t pick_next(std::size_t) { return 0; }
   virtual bool fifo() const { return true; }
+  // The same, knowing who releases and when (CNA reorders its queues here).
+  virtual std::size_t pick_next_at(int releaser, Time now) {
+    (void)releaser;
+    (void)now;
+    return pick_next(waiters_.size());
+  }
   // With a coherence model, what the lock word's line sees besides the
   // free lock's atomic: a waiter's RMW on the word as it joins (ticket's
   // xadd on the tail, MCS's xchg of the queue tail), and the release's
   // RMW when nobody waits (MCS's cmpxchg of the tail back to empty; a
   // ticket or test-and-set unlock is a plain store that retires from the
   // store buffer).
+  virtual bool has_waiters() const { return !waiters_.empty(); }
   virtual bool joins_with_rmw() const { return false; }
   virtual bool releases_with_rmw() const { return false; }
   // When the lock is `next`'s after a release whose store completed at
@@ -191,6 +210,7 @@ class FifoSpinlock : public Lock {
   // The waiters spin reading the lock word's line (ticket, tas) and the
   // machine has a coherence model: the line knows its spinners (cache_line.h).
   bool spinners_read_line_;
+  WaiterQueue waiters_;  // in queue order (CNA: its main queue)
 
  private:
   // Tells the line how many spin on it and how long their re-reads take.
@@ -198,7 +218,6 @@ class FifoSpinlock : public Lock {
 
   int holder_ = -1;
   Time hold_start_{};
-  WaiterQueue waiters_;
   CacheLine line_;
 };
 
@@ -258,6 +277,47 @@ class QSpinlock final : public FifoSpinlock {
     if (!coherent_) return released + handoff_cost(releaser, next);
     return word().rmw(*topo_, next, released + topo_->transfer(releaser, next));
   }
+};
+
+// CNA, the compact NUMA-aware qspinlock (Kogan, Dice et al., "Add
+// NUMA-awareness to qspinlock", v10-v15, 2019-2021; qspinlock_cna.h). The
+// waiters form a main queue and a secondary queue. At unlock the holder
+// scans the main queue for the first waiter on its own NUMA node: found
+// (T), the waiters ahead of T move to the end of the secondary queue and T
+// gets the lock; not found, the secondary queue is spliced back at the
+// head of the main queue and its first waiter gets it. Fairness: once the
+// secondary queue's head has waited `threshold` (the series' default
+// numa_spinlock_threshold_ns = 1 ms), the secondary queue is spliced back
+// first. The word, its spinners and the handoff are qspinlock's. The scan
+// is short when waiters are spread over the nodes (the first local waiter
+// is a few entries in) and every waiter it passes moves once.
+class CnaSpinlock final : public FifoSpinlock {
+ public:
+  CnaSpinlock(LockContext ctx, Duration threshold) : FifoSpinlock(ctx, false), threshold_(threshold) {}
+  const char* kind() const override { return "cna"; }
+  std::size_t secondary() const { return secondary_.size(); }
+  std::uint64_t local_handoffs() const { return local_; }
+
+ protected:
+  bool joins_with_rmw() const override { return true; }
+  int word_spinner_limit() const override { return 2; }
+  Duration handoff_cost(int releaser, int next) const override {
+    return topo_->transfer(releaser, next) + topo_->local_atomic();
+  }
+  Time handoff_at(int releaser, int next, Time released) override {
+    if (!coherent_) return released + handoff_cost(releaser, next);
+    return word().rmw(*topo_, next, released + topo_->transfer(releaser, next));
+  }
+  std::size_t pick_next_at(int releaser, Time now) override;
+  bool has_waiters() const override { return !waiters_.empty() || !secondary_.empty(); }
+
+ private:
+  void splice_secondary() {
+    while (!secondary_.empty()) waiters_.push_front(secondary_.take_unordered_back());
+  }
+  Duration threshold_;
+  WaiterQueue secondary_;
+  std::uint64_t local_ = 0;  // handoffs kept on the releaser's node
 };
 
 class McsSpinlock final : public FifoSpinlock {

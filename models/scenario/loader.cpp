@@ -602,7 +602,7 @@ Strategy parse_strategy(const Reader& r, const std::string& name, const YAML::No
       d.mark = r.mark(kv.first);
       const std::string what = "lock '" + d.name + "'";
       r.expect_map(kv.second, what);
-      r.only_keys(kv.second, what, {"kind", "scope", "spin", "wake", "fair"});
+      r.only_keys(kv.second, what, {"kind", "scope", "spin", "wake", "fair", "threshold"});
       const auto kind = r.require(kv.second, "kind", what);
       d.kind = r.scalar(kind, "kind");
       const LockKind* row = find_lock_kind(d.kind);
@@ -625,6 +625,11 @@ Strategy parse_strategy(const Reader& r, const std::string& name, const YAML::No
       if (const auto fair = kv.second["fair"]) {
         if (!row->fairness) r.fail(fair, "'fair' does not apply to a " + d.kind + " lock", "'fair' only on rwlock");
         d.reader_preference = !r.boolean(fair, "fair");
+      }
+      if (const auto th = kv.second["threshold"]) {
+        if (!row->numa_threshold)
+          r.fail(th, "'threshold' does not apply to a " + d.kind + " lock", "'threshold' only on cna");
+        d.threshold = r.duration(th, "threshold", true);
       }
       s.locks[d.name] = d;
     }

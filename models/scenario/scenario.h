@@ -88,6 +88,7 @@ struct LockDecl {
   Scope scope = Scope::kGlobal;
   bool spin = true;             // mutex, rwsem: waiters spin (else sleep)
   Duration wake_latency{0};     // mutex, rwsem: scheduler wake-up when waiters sleep
+  Duration threshold{1000000000};  // cna: the secondary queue's head waits at most this (1 ms)
   bool reader_preference = false;  // rwlock: the pre-qrwlock unfair rwlock_t
   SourceMark mark;
 };
