@@ -20,9 +20,10 @@
 //     counter in a socket: SOSP'13 5.4 "~20 -> ~120 cycles once 2+ cores");
 //   - a queued RMW from another socket costs at most `contended_rmw_remote`
 //     (the line serves runs of requests inside a socket before it crosses);
-//   - a store to a shared line costs at least `shared_store` (the
-//     invalidation broadcast; on a directory machine only when spinners sit
-//     in another socket).
+//   - on a broadcast machine a store to a shared line costs at least
+//     `shared_store` (the invalidation broadcast); on a directory machine it
+//     costs what a store to a modified line does at that distance (SOSP'13
+//     Table 2), the pair's transfer.
 // Spinners are readers of the line: a spinlock whose waiters spin on this
 // line registers them (set_spinners: how many, and the time the line's
 // home spends answering their re-reads, a `burst`). Every store to the line
@@ -106,8 +107,8 @@ class CacheLine {
           cost = c.contended_rmw_remote;
         }
       }
-      const bool broadcast_store = c.kind == CoherenceKind::kBroadcast ? others > 0 || spinners_ > 0 : spinners_remote_;
-      if (broadcast_store && cost < c.shared_store) cost = c.shared_store;
+      if (c.kind == CoherenceKind::kBroadcast && (others > 0 || spinners_ > 0) && cost < c.shared_store)
+        cost = c.shared_store;
     }
     clear_sharers();
     owner_ = cpu;
@@ -118,11 +119,9 @@ class CacheLine {
 
   // The CPUs spinning on this line (reading it until it changes) and the
   // time the line's home takes to answer all their re-reads after a store.
-  // `remote`: some spin in another socket than the lock's holder.
-  void set_spinners(int count, Duration burst, bool remote) {
+  void set_spinners(int count, Duration burst) {
     spinners_ = count;
     spin_burst_ = burst;
-    spinners_remote_ = remote;
   }
   int spinners() const { return spinners_; }
 
@@ -168,7 +167,6 @@ class CacheLine {
   int owner_ = -1;  // exclusive holder, or -1
   int spinners_ = 0;           // CPUs spinning on the line (set by a spinlock)
   Duration spin_burst_{0};     // their re-reads after a store: the line is busy that long
-  bool spinners_remote_ = false;  // some spin outside the holder's socket
   int sharer_count_ = 0;
   int any_sharer_ = -1;  // the most recent sharer: the source of the next transfer
   std::vector<std::uint64_t> sharers_;

@@ -65,10 +65,8 @@ struct Coherence {
   Duration contended_rmw_remote{0};
   // directory: the home's time per re-read of a line its socket holds.
   Duration reread{0};
-  // A store or RMW to a line other CPUs share costs at least this: the
-  // invalidation broadcast (SOSP'13 Table 2 "store, Shared"). broadcast:
-  // whenever others share the line; directory: when spinners sit in
-  // another socket than the lock's holder (the snoop crosses sockets).
+  // broadcast: a store or RMW to a line other CPUs share costs at least
+  // this: the invalidation broadcast (SOSP'13 Table 2 "store, Shared").
   Duration shared_store{0};
 };
 

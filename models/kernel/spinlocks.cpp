@@ -115,17 +115,9 @@ Duration SpinnerGroups::fetches_to(int next) const {
   return sum;
 }
 
-int SpinnerGroups::outside_socket_of(int cpu) const {
-  if (waiting_.empty()) return 0;
-  int all = 0;
-  for (int w : waiting_[0]) all += w;
-  return all - waiting_[0][static_cast<std::size_t>(topo_->element_of(cpu, 0))];
-}
-
 void FifoSpinlock::update_spinners() {
   if (spinners_read_line_) {
-    line_.set_spinners(static_cast<int>(waiters_.size()), holder_ >= 0 ? groups_.fetches_to(holder_) : Duration{0},
-                       holder_ >= 0 && groups_.outside_socket_of(holder_) > 0);
+    line_.set_spinners(static_cast<int>(waiters_.size()), holder_ >= 0 ? groups_.fetches_to(holder_) : Duration{0});
     return;
   }
   const int limit = word_spinner_limit();
@@ -136,16 +128,13 @@ void FifoSpinlock::update_spinners() {
   const int n = std::min(limit, static_cast<int>(waiters_.size()));
   const Coherence& coh = topo_->coherence();
   Duration burst{0};
-  bool remote = false;
   for (int i = 0; i < n && holder_ >= 0; ++i) {
     const int c = waiters_.at(static_cast<std::size_t>(i)).cpu;
-    const bool near = topo_->same_socket(holder_, c);
     Duration each = topo_->transfer(holder_, c);
-    if (near && coh.kind == CoherenceKind::kDirectory && coh.reread < each) each = coh.reread;
+    if (topo_->same_socket(holder_, c) && coh.kind == CoherenceKind::kDirectory && coh.reread < each) each = coh.reread;
     burst += each;
-    remote = remote || !near;
   }
-  line_.set_spinners(n, burst, remote);
+  line_.set_spinners(n, burst);
 }
 
 // No waiter: the lock is free, the releaser keeps the line.

@@ -128,8 +128,6 @@ class SpinnerGroups {
   void add(int cpu) { update(cpu, +1); }
   void remove(int cpu) { update(cpu, -1); }
   Duration fetches_to(int next) const;
-  // Spinners in other outermost elements (sockets) than `cpu`'s.
-  int outside_socket_of(int cpu) const;
 
  private:
   void update(int cpu, int delta);

@@ -928,8 +928,9 @@ TopologySpec parse_machine(const Reader& r, const YAML::Node& n, const std::stri
       r.fail(c, "a directory machine has no reread", "'reread: TIME': the home's time per re-read of a line its socket holds");
     }
     if (c["shared_store"]) {
-      if (t.coherence.kind == CoherenceKind::kPairwise)
-        r.fail(c["shared_store"], "shared_store needs a coherence kind", "kind: broadcast or directory");
+      if (t.coherence.kind != CoherenceKind::kBroadcast)
+        r.fail(c["shared_store"], "shared_store is a broadcast machine's",
+               "shared_store only with kind: broadcast (a directory's store to a shared line costs its distance)");
       t.coherence.shared_store = r.duration(c["shared_store"], "shared_store", false);
     }
   }

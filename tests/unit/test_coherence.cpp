@@ -81,7 +81,7 @@ SCENARIO("spinners re-read the line after every store: the next store waits for 
   const Topology topo(machine(CoherenceKind::kDirectory));
   CacheLine line;
   (void)line.rmw(topo, 0, at_ns(0));
-  line.set_spinners(3, sim::nanoseconds(90), false);
+  line.set_spinners(3, sim::nanoseconds(90));
   WHEN("the owner stores while three CPUs spin on the line") {
     const Time done = line.rmw(topo, 0, at_ns(10));
     THEN("it invalidates their copies (3 x 2 ns) and the line is busy for their re-reads") {
