@@ -32,8 +32,14 @@ json fits_json(const std::vector<CurveFit>& fits) {
   json out = json::array();
   for (const auto& f : fits) {
     const double peak = f.usl.peak_cpus();
+    if (f.points < kMinFitPoints) {  // two points fit anything: no coefficients
+      out.push_back(json{{"strategy", f.strategy}, {"variant", f.variant}, {"amdahl", nullptr}, {"usl", nullptr},
+                         {"points", f.points}});
+      continue;
+    }
     out.push_back(json{{"strategy", f.strategy},
                        {"variant", f.variant},
+                       {"points", f.points},
                        {"amdahl", json{{"sigma", f.amdahl.sigma}, {"lambda", f.amdahl.lambda}}},
                        {"usl", json{{"sigma", f.usl.sigma},
                                     {"kappa", f.usl.kappa},
@@ -46,6 +52,7 @@ json fits_json(const std::vector<CurveFit>& fits) {
 std::vector<Store::FitRow> fit_rows(const std::vector<CurveFit>& fits) {
   std::vector<Store::FitRow> out;
   for (const auto& f : fits) {
+    if (f.points < kMinFitPoints) continue;
     out.push_back(Store::FitRow{f.strategy, f.variant, "amdahl", f.amdahl.sigma, 0.0, f.amdahl.lambda,
                                 std::numeric_limits<double>::infinity()});
     out.push_back(Store::FitRow{f.strategy, f.variant, "usl", f.usl.sigma, f.usl.kappa, f.usl.lambda, f.usl.peak_cpus()});
@@ -62,12 +69,18 @@ void print_fits(std::ostream& os, const std::vector<CurveFit>& fits) {
   os << line;
   for (const auto& f : fits) {
     const std::string name = f.variant == "default" ? f.strategy : f.strategy + "/" + f.variant;
+    if (f.points < kMinFitPoints) {
+      std::snprintf(line, sizeof line, "%-28s  no fit: %d CPU count%s (a fit needs at least %d)\n", name.c_str(),
+                    f.points, f.points == 1 ? "" : "s", kMinFitPoints);
+      os << line;
+      continue;
+    }
     const double peak = f.usl.peak_cpus();
     char peak_text[32];
     if (std::isfinite(peak)) std::snprintf(peak_text, sizeof peak_text, "%.1f", peak);
     else std::snprintf(peak_text, sizeof peak_text, "inf");
-    std::snprintf(line, sizeof line, "%-28s %12.4g %12.4g %12.4g %12.0f %14s%s\n", name.c_str(), f.amdahl.sigma,
-                  f.usl.sigma, f.usl.kappa, f.usl.lambda, peak_text, f.points < 3 ? "  (fewer than 3 CPU counts)" : "");
+    std::snprintf(line, sizeof line, "%-28s %12.4g %12.4g %12.4g %12.0f %14s\n", name.c_str(), f.amdahl.sigma,
+                  f.usl.sigma, f.usl.kappa, f.usl.lambda, peak_text);
     os << line;
   }
 }

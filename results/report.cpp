@@ -1,5 +1,7 @@
 #include "results/report.h"
 
+#include <optional>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -42,6 +44,22 @@ std::string series(const CurvePoint& cp) {
   return cp.variant == "default" ? cp.strategy : cp.strategy + "/" + cp.variant;
 }
 
+// The 1-CPU rate of each curve (strategy/variant) that has a 1-CPU point:
+// speedup and efficiency are relative to it, never to the sweep's first
+// point (a curve swept from 64 CPUs would show 64x for a collapsed kernel).
+std::map<std::string, double> one_cpu_rates(const std::vector<CurvePoint>& curve) {
+  std::map<std::string, double> out;
+  for (const auto& cp : curve)
+    if (cp.cpus == 1) out[series(cp)] = cp.ops_per_sec;
+  return out;
+}
+
+std::optional<double> speedup_of(const std::map<std::string, double>& one, const CurvePoint& cp) {
+  const auto it = one.find(series(cp));
+  if (it == one.end() || it->second <= 0) return std::nullopt;
+  return cp.ops_per_sec / it->second;
+}
+
 double share(const PointResult& p, sim::Duration t) {
   return p.cpu_time.count() > 0 ? static_cast<double>(t.count()) / static_cast<double>(p.cpu_time.count()) : 0.0;
 }
@@ -59,9 +77,8 @@ std::string format_rate(double v) {
 
 json run_json(const models::Scenario& sc, const RunInfo& info, const std::vector<CurvePoint>& curve) {
   json points = json::array();
-  std::map<std::string, double> base;  // per-CPU ops/s at each curve's first CPU count
+  const auto one = one_cpu_rates(curve);
   for (const auto& cp : curve) {
-    if (!base.count(series(cp))) base[series(cp)] = cp.ops_per_sec / cp.cpus;
     json reps = json::array();
     for (const auto& r : cp.reps) reps.push_back(r.ops_per_sec);
     // Details (lock_stat, profile) come from the first replication.
@@ -73,7 +90,7 @@ json run_json(const models::Scenario& sc, const RunInfo& info, const std::vector
       const auto& e = p0.profile[i];
       profile.push_back(json{{"symbol", e.symbol}, {"chain", e.chain}, {"detail", e.detail}, {"share", share(p0, e.time)}});
     }
-    const double per_cpu_base = base[series(cp)];
+    const std::optional<double> speedup = speedup_of(one, cp);
     json seqs = json::array();
     for (const auto& q : p0.seqcounts)
       seqs.push_back(json{{"name", q.name}, {"reads", q.stats.reads}, {"retries", q.stats.retries},
@@ -90,8 +107,8 @@ json run_json(const models::Scenario& sc, const RunInfo& info, const std::vector
                           {"stddev", cp.stddev},
                           {"events", cp.events},
                           {"ops", p0.ops},
-                          {"speedup", per_cpu_base > 0 ? cp.ops_per_sec / per_cpu_base : 0.0},
-                          {"efficiency", per_cpu_base > 0 ? cp.ops_per_sec / per_cpu_base / cp.cpus : 0.0},
+                          {"speedup", speedup ? json(*speedup) : json(nullptr)},
+                          {"efficiency", speedup ? json(*speedup / cp.cpus) : json(nullptr)},
                           {"reps", reps},
                           {"stop", p0.stop},
                           {"lock_stat", locks},
@@ -117,20 +134,23 @@ json run_json(const models::Scenario& sc, const RunInfo& info, const std::vector
 
 void print_curve_table(std::ostream& os, const std::vector<CurvePoint>& curve) {
   std::string current;
-  double per_cpu_base = 0;
+  const auto one = one_cpu_rates(curve);
   char line[160];
   for (const auto& cp : curve) {
     if (series(cp) != current) {
       current = series(cp);
-      per_cpu_base = cp.ops_per_sec / cp.cpus;
-      os << "\nstrategy " << current << "\n";
+      os << "\nstrategy " << current << (one.count(current) ? "" : " (no 1-CPU point: no speedup)") << "\n";
       std::snprintf(line, sizeof line, "%6s %14s %10s %9s %11s\n", "cpus", "ops/s", "stddev", "speedup", "efficiency");
       os << line;
     }
-    const double speedup = per_cpu_base > 0 ? cp.ops_per_sec / per_cpu_base : 0;
-    std::snprintf(line, sizeof line, "%6d %14.0f %9.2f%% %9.2f %10.1f%%\n", cp.cpus, cp.ops_per_sec,
-                  cp.ops_per_sec > 0 ? 100.0 * cp.stddev / cp.ops_per_sec : 0.0, speedup,
-                  100.0 * speedup / cp.cpus);
+    const std::optional<double> speedup = speedup_of(one, cp);
+    char sp[32] = "-", eff[32] = "-";
+    if (speedup) {
+      std::snprintf(sp, sizeof sp, "%.2f", *speedup);
+      std::snprintf(eff, sizeof eff, "%.1f%%", 100.0 * *speedup / cp.cpus);
+    }
+    std::snprintf(line, sizeof line, "%6d %14.0f %9.2f%% %9s %11s\n", cp.cpus, cp.ops_per_sec,
+                  cp.ops_per_sec > 0 ? 100.0 * cp.stddev / cp.ops_per_sec : 0.0, sp, eff);
     os << line;
   }
 }

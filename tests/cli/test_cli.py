@@ -357,6 +357,18 @@ with tempfile.TemporaryDirectory() as tmp:
     check(run("run", good, "--db", "", "--bottleneck-depth", "2").returncode == 2,
           "--bottleneck-depth without --next-bottleneck is bad input")
 
+    # Speedup is relative to the 1-CPU rate of the same curve, never to the sweep's first point.
+    alone = json.loads(run("run", good, "--db", "", "-q", "--json", "--cpus", "4", "--strategy", "locked").stdout)
+    check(alone["points"][0]["speedup"] is None and alone["points"][0]["efficiency"] is None
+          and alone["fits"][0]["usl"] is None and alone["fits"][0]["points"] == 1,
+          "no 1-CPU point: speedup null, and no fit with fewer than 3 CPU counts")
+    both = json.loads(run("run", good, "--db", "", "-q", "--json", "--cpus", "1,4", "--strategy", "locked").stdout)
+    p1, p4 = both["points"]
+    check(abs(p4["speedup"] - p4["ops_per_sec"] / p1["ops_per_sec"]) < 1e-9 and p4["speedup"] < 1.5,
+          "a saturated lock's speedup over its 1-CPU rate stays near 1: " + str(p4["speedup"]))
+    table = run("run", good, "--db", "", "-q", "--cpus", "4", "--strategy", "locked").stdout
+    check("no 1-CPU point" in table and "no fit: 1 CPU count" in table, "the table says why it prints no speedup or fit")
+
     # compare: the LKP table and its JSON.
     cdb = os.path.join(tmp, "compare.db")
     c = run("compare", good, "--base", "locked", "--new", "free", "--cpus", "4", "--reps", "2", "--db", cdb)

@@ -16,7 +16,7 @@ __all__ = ["curves", "profile", "lock_stat", "score"]
 _METRICS = {
     "ops_per_sec": "ops/s, all CPUs",
     "us_per_op": "us per op, one task",
-    "speedup": "speedup over the first CPU count",
+    "speedup": "speedup over 1 CPU",
     "efficiency": "efficiency (speedup / CPUs)",
 }
 

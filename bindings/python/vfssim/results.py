@@ -142,8 +142,8 @@ class Sweep:
       sweep.fits()                Amdahl and USL fits per curve (DataFrame)
       sweep.plot(reported=...)    vfssim.plot.curves(sweep, ...)
 
-    speedup is ops_per_sec over the per-CPU rate at the curve's first CPU
-    count (as the CLI prints it), efficiency = speedup / cpus. Details of a
+    speedup is ops_per_sec over the same curve's 1-CPU rate (NaN when the sweep has no 1-CPU
+    point; as the CLI prints it), efficiency = speedup / cpus. Details of a
     curve point (lock_stat, profile) are those of replication `rep` (0 by
     default); ops_per_sec and stddev are over all replications.
     """
@@ -156,13 +156,12 @@ class Sweep:
         self._curve = curve
         self._index = {(c["strategy"], c["variant"], c["cpus"]): c for c in curve}
         self._natives = {key: [r.pop("native", None) for r in c["reps"]] for key, c in self._index.items()}
-        base = {}
+        # Speedup and efficiency relative to the same curve's 1-CPU rate (NaN without a 1-CPU point),
+        # as the CLI gives them.
+        one = {(c["strategy"], c["variant"]): c["ops_per_sec"] for c in curve if c["cpus"] == 1}
         for c in curve:
-            key = (c["strategy"], c["variant"])
-            if key not in base:
-                base[key] = c["ops_per_sec"] / c["cpus"]
-            per_cpu = base[key]
-            c["speedup"] = c["ops_per_sec"] / per_cpu if per_cpu > 0 else 0.0
+            base = one.get((c["strategy"], c["variant"]), 0.0)
+            c["speedup"] = c["ops_per_sec"] / base if base > 0 else float("nan")
             c["efficiency"] = c["speedup"] / c["cpus"]
             c["us_per_op"] = c["cpus"] * 1e6 / c["ops_per_sec"] if c["ops_per_sec"] > 0 else float("inf")
 
