@@ -83,6 +83,7 @@ Validation::Validation(std::vector<const models::Scenario*> scenarios) : scenari
       figures_.emplace_back(s, &e);
       figure_points_.push_back(reads(s, e));
     }
+  index_fits();
 }
 
 std::size_t Validation::point(std::size_t scenario, const models::Expectation::PointRef& ref) {
@@ -121,24 +122,22 @@ std::vector<std::size_t> Validation::reads(std::size_t s, const models::Expectat
   return out;
 }
 
-std::vector<std::string> Validation::fit_conflicts() const {
-  std::vector<std::string> out;
-  // (scenario, fingerprint) -> the first fitted figure reading it
-  std::map<std::pair<std::size_t, std::string>, std::size_t> first;
+// Every (scenario, fingerprint) a fitted figure reads, and the fitted
+// figures that read one another's simulations.
+void Validation::index_fits() {
   for (std::size_t f = 0; f < figures_.size(); ++f) {
     if (!figures_[f].second->fitted) continue;
     std::set<std::size_t> other;
     for (std::size_t i : figure_points_[f]) {
-      const auto [it, fresh] = first.try_emplace({figures_[f].first, points_[i].fingerprint}, f);
+      const auto [it, fresh] = fitted_by_.try_emplace({figures_[f].first, points_[i].fingerprint}, f);
       if (!fresh && it->second != f && other.insert(it->second).second) {
         const auto& p = points_[i];
-        out.push_back(scenarios_[p.scenario]->name + ": figures '" + figures_[it->second].second->id + "' and '" +
-                      figures_[f].second->id + "' are both fitted to the simulation of " + p.ref.strategy + "/" +
-                      p.ref.variant + "@" + std::to_string(p.ref.cpus));
+        conflicts_.push_back(scenarios_[p.scenario]->name + ": figures '" + figures_[it->second].second->id +
+                             "' and '" + figures_[f].second->id + "' are both fitted to the simulation of " +
+                             p.ref.strategy + "/" + p.ref.variant + "@" + std::to_string(p.ref.cpus));
       }
     }
   }
-  return out;
 }
 
 std::vector<ScoredFigure> Validation::score(const std::vector<std::vector<models::PointResult>>& reps) const {
@@ -150,14 +149,8 @@ std::vector<ScoredFigure> Validation::score(const std::vector<std::vector<models
     return one > 0 ? mean_ops(reps[pts[k]]) / one : kNaN;
   };
 
-  // Both within a scenario: another file's fit or prediction is another claim.
-  // (scenario, fingerprint) -> a fitted figure reading it
-  std::map<std::pair<std::size_t, std::string>, std::string> fitted_by;
-  for (std::size_t f = 0; f < figures_.size(); ++f)
-    if (figures_[f].second->fitted)
-      for (std::size_t i : figure_points_[f])
-        fitted_by.try_emplace({figures_[f].first, points_[i].fingerprint}, figures_[f].second->id);
-  // (scenario, kind, metric, fingerprints) of every prediction scored so far.
+  // (scenario, kind, metric, fingerprints) of every prediction scored so far:
+  // within a scenario, as fitted_by_ (another file's prediction is another claim).
   std::map<std::tuple<std::size_t, std::string, std::string, std::vector<std::string>>, std::string> scored;
 
   std::vector<ScoredFigure> out;
@@ -213,10 +206,10 @@ std::vector<ScoredFigure> Validation::score(const std::vector<std::vector<models
       std::vector<std::string> prints;
       for (std::size_t i : pts) prints.push_back(points_[i].fingerprint);
       const bool all_fitted = std::all_of(prints.begin(), prints.end(),
-                                          [&](const std::string& fp) { return fitted_by.count({s, fp}) > 0; });
+                                          [&](const std::string& fp) { return fitted_by_.count({s, fp}) > 0; });
       if (all_fitted) {
         x.restated = true;
-        x.restates = fitted_by.at({s, prints.front()});
+        x.restates = figures_[fitted_by_.at({s, prints.front()})].second->id;
       } else {
         const auto [it, fresh] = scored.try_emplace({s, e.kind, e.metric, prints}, e.id);
         if (!fresh) {

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -62,7 +63,7 @@ class Validation {
   // two constants tuned to one configuration, against the one-fit rule.
   // "SCENARIO: figure 'A' and figure 'B' are both fitted to the simulation
   // of POINT"; empty when the rule holds.
-  std::vector<std::string> fit_conflicts() const;
+  const std::vector<std::string>& fit_conflicts() const { return conflicts_; }
   // The distinct points the figures read, in first-use order.
   const std::vector<NeededPoint>& points() const { return points_; }
   // reps[i]: the replications of points()[i] (at least one each).
@@ -80,6 +81,10 @@ class Validation {
   // Per figure (scenario order, then file order): the points it reads.
   std::vector<std::pair<std::size_t, const models::Expectation*>> figures_;
   std::vector<std::vector<std::size_t>> figure_points_;
+  void index_fits();
+  // (scenario, fingerprint) -> the first fitted figure reading it (index into figures_)
+  std::map<std::pair<std::size_t, std::string>, std::size_t> fitted_by_;
+  std::vector<std::string> conflicts_;
 };
 
 // A point's metric over its replications (ops_per_sec, us_per_op,

@@ -65,6 +65,13 @@ struct Coherence {
   Duration contended_rmw_remote{0};
   // directory: the home's time per re-read of a line its socket holds.
   Duration reread{0};
+  // What a spinner's re-read of a shared line costs the line's home, given
+  // what the transfer between the two CPUs would: on a directory machine,
+  // inside the line's socket, an LLC re-read (or the transfer where that is
+  // less: SMT siblings share an L1); elsewhere the transfer.
+  Duration reread_of(Duration transfer, bool same_socket) const {
+    return kind == CoherenceKind::kDirectory && same_socket && reread < transfer ? reread : transfer;
+  }
   // broadcast: a store or RMW to a line other CPUs share costs at least
   // this: the invalidation broadcast (SOSP'13 Table 2 "store, Shared").
   Duration shared_store{0};

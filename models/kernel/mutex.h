@@ -44,7 +44,6 @@ class Mutex final : public Lock {
   const char* kind() const override { return "mutex"; }
 
   int owner() const { return owner_; }
-  CacheLine* word_line() override { return nullptr; }  // data on a mutex's line: not modelled
 
  private:
   const Topology* topo_;

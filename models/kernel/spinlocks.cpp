@@ -98,17 +98,14 @@ Duration SpinnerGroups::fetches_to(int next) const {
         continue;
       }
       const int busy = busy_children_[lv - 1][static_cast<std::size_t>(parent)] - (own_waiting > 0 ? 1 : 0);
-      Duration each = spec.levels[lv - 1].transfer;
-      if (kind == CoherenceKind::kDirectory && spec.coherence.reread < each) each = spec.coherence.reread;
-      sum += each * busy;
+      sum += spec.coherence.reread_of(spec.levels[lv - 1].transfer, true) * busy;
       continue;
     }
     const int cpus_per_element = topo_->num_cpus() / topo_->num_elements(l);
     for (int e = first; e < first + count; ++e) {
       const int w = waiting_[lv][static_cast<std::size_t>(e)];
       if (e == own || w == 0) continue;
-      Duration each = topo_->transfer(e * cpus_per_element, next);
-      if (l > 0 && kind == CoherenceKind::kDirectory && spec.coherence.reread < each) each = spec.coherence.reread;
+      const Duration each = spec.coherence.reread_of(topo_->transfer(e * cpus_per_element, next), l > 0);
       sum += each * (kind == CoherenceKind::kBroadcast ? w : 1);
     }
   }
@@ -126,13 +123,10 @@ void FifoSpinlock::update_spinners() {
   // or on a directory machine, inside the holder's socket, an LLC re-read
   // (as SpinnerGroups counts a ticket lock's spinners).
   const int n = std::min(limit, static_cast<int>(waiters_.size()));
-  const Coherence& coh = topo_->coherence();
   Duration burst{0};
   for (int i = 0; i < n && holder_ >= 0; ++i) {
     const int c = waiters_.at(static_cast<std::size_t>(i)).cpu;
-    Duration each = topo_->transfer(holder_, c);
-    if (topo_->same_socket(holder_, c) && coh.kind == CoherenceKind::kDirectory && coh.reread < each) each = coh.reread;
-    burst += each;
+    burst += topo_->coherence().reread_of(topo_->transfer(holder_, c), topo_->same_socket(holder_, c));
   }
   line_.set_spinners(n, burst);
 }

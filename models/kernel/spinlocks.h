@@ -257,7 +257,7 @@ class TasSpinlock final : public FifoSpinlock {
   bool fifo() const override { return false; }
 };
 
-class QSpinlock final : public FifoSpinlock {
+class QSpinlock : public FifoSpinlock {
  public:
   explicit QSpinlock(LockContext ctx) : FifoSpinlock(ctx, false) {}
   const char* kind() const override { return "qspinlock"; }
@@ -289,23 +289,14 @@ class QSpinlock final : public FifoSpinlock {
 // first. The word, its spinners and the handoff are qspinlock's. The scan
 // is short when waiters are spread over the nodes (the first local waiter
 // is a few entries in) and every waiter it passes moves once.
-class CnaSpinlock final : public FifoSpinlock {
+class CnaSpinlock final : public QSpinlock {
  public:
-  CnaSpinlock(LockContext ctx, Duration threshold) : FifoSpinlock(ctx, false), threshold_(threshold) {}
+  CnaSpinlock(LockContext ctx, Duration threshold) : QSpinlock(ctx), threshold_(threshold) {}
   const char* kind() const override { return "cna"; }
   std::size_t secondary() const { return secondary_.size(); }
   std::uint64_t local_handoffs() const { return local_; }
 
  protected:
-  bool joins_with_rmw() const override { return true; }
-  int word_spinner_limit() const override { return 2; }
-  Duration handoff_cost(int releaser, int next) const override {
-    return topo_->transfer(releaser, next) + topo_->local_atomic();
-  }
-  Time handoff_at(int releaser, int next, Time released) override {
-    if (!coherent_) return released + handoff_cost(releaser, next);
-    return word().rmw(*topo_, next, released + topo_->transfer(releaser, next));
-  }
   std::size_t pick_next_at(int releaser, Time now) override;
   bool has_waiters() const override { return !waiters_.empty() || !secondary_.empty(); }
 
