@@ -10,25 +10,31 @@
 // schedules nothing: the release that hands it the lock resumes it. So an
 // acquisition costs O(1) events however many CPUs wait.
 //
-// Invariants checked on every run, independently of the models:
-//   - an exclusive holder is alone; readers share only with readers; a
-//     lock is never granted before its previous release;
-//   - a seqcount reader never accepts a read that overlapped a write
-//     (the executor keeps its own write epochs);
-//   - an RCU callback never runs while a read section that was open when
-//     it was queued is still open (grace-period safety).
-// A violation throws InvariantViolation.
+// The executor is assembled from parts, each with its own state:
+//   InstanceTable   the lock, line, seqcount and pool instances by scope;
+//   InvariantChecker mutual exclusion, reader/writer exclusion, seqcount
+//                   safety, independently of the models;
+//   RcuDriver       read sections, grace periods, callbacks (and their
+//                   safety check);
+//   SmtSlowdown     compute stretched by busy hardware-thread siblings;
+//   CpuTimeProfile  CPU time per instruction, the perf-style profile;
+//   wait_report     deadlock and stall reports.
+// A violation of an invariant throws InvariantViolation.
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "models/codepath/cpu_profile.h"
+#include "models/codepath/instance_table.h"
+#include "models/codepath/invariant_checker.h"
 #include "models/codepath/program.h"
+#include "models/codepath/rcu_driver.h"
+#include "models/codepath/smt.h"
+#include "models/codepath/wait_report.h"
 #include "models/hardware/cache_line.h"
 #include "models/hardware/topology.h"
 #include "models/kernel/lock.h"
@@ -40,28 +46,11 @@
 
 namespace vfssim::models {
 
-class InvariantViolation : public std::logic_error {
- public:
-  using std::logic_error::logic_error;
-};
-
 // Creates the lock instance for a declaration; tests substitute broken ones.
 using LockFactory = std::unique_ptr<Lock> (*)(const LockDecl&, LockContext);
 std::unique_ptr<Lock> make_lock(const LockDecl& decl, LockContext ctx);
 using SeqFactory = std::unique_ptr<SeqCount> (*)(const Topology&);
 std::unique_ptr<SeqCount> make_seqcount(const Topology& topo);
-
-struct ProfileEntry {
-  std::string symbol;
-  std::string chain;   // "sym <- caller <- caller's caller"
-  std::string detail;  // the lock or line the step touches, or ""
-  Duration time{0};    // CPU time over all CPUs during the window
-  // What `detail` is ("lock", "line", "seqcount", or "") and whether this
-  // time is spent synchronizing on it (waiting, spinning, moving its line)
-  // rather than computing while holding it.
-  std::string object_kind;
-  bool synchronizing = false;
-};
 
 struct LockReport {
   std::string name;
@@ -118,21 +107,18 @@ class Executor final : public sim::EventHandler {
   std::uint64_t iterations_of(std::size_t task) const { return tasks_.at(task).window_iterations; }
   // Engine events executed before the window opened.
   std::uint64_t events_before_window() const { return events_before_window_; }
-  std::vector<ProfileEntry> profile() const;
+  std::vector<ProfileEntry> profile() const { return profile_.entries(program_); }
   std::vector<LockReport> lock_report() const;
   std::vector<LineReport> line_report() const;
   std::vector<SeqReport> seq_report() const;
   std::vector<PoolReport> pool_report() const;
   RcuStats rcu_stats() const { return rcu_ ? rcu_->stats() : RcuStats{}; }
   // Tasks blocked right now, as "cpu N waiting for L at <chain>".
-  std::vector<std::string> blocked_tasks() const;
-  // A cycle of CPUs each waiting for a lock the next one holds (a CPU
-  // taking a lock it holds is a cycle of one), as "cpu 3 waiting for lock
-  // 'B' at CHAIN held by cpu 5; cpu 5 waiting for lock 'A' at ... held by
-  // cpu 3"; empty when there is none.
-  std::string wait_cycle() const;
-  // The first `max_listed` blocked tasks in that form, and how many more.
-  std::string waits(std::size_t max_listed) const;
+  std::vector<std::string> blocked_tasks() const { return models::blocked_tasks(wait_snapshot()); }
+  // A cycle of CPUs each waiting for a lock the next one holds (wait_report.h); empty when none.
+  std::string wait_cycle() const { return models::wait_cycle(wait_snapshot()); }
+  // The first `max_listed` blocked tasks, and how many more.
+  std::string waits(std::size_t max_listed) const { return models::waits(wait_snapshot(), max_listed); }
 
  private:
   enum EventKind : std::uint32_t { kResume = 0, kWarmupEnd = 1, kGracePeriodEnd = 2 };
@@ -142,53 +128,61 @@ class Executor final : public sim::EventHandler {
     std::uint64_t epoch;  // the checker's write epoch at read_seqbegin
     int retries;
   };
-  struct Callback {
-    std::uint64_t gp;  // grace period that must end first
-    Duration cost;
-    sim::Time queued;
-  };
 
+  // One task per CPU: where it is in the program, and its rows of the
+  // instance tables (slot -> the instance this task touches).
   struct Task {
     int cpu = 0;
     std::uint32_t pc = 0;
     bool blocked = false;
-    bool sleeping = false;  // blocked idle (a sleeping lock, synchronize_rcu)
     sim::Time blocked_since{};
     sim::Time last_iteration_end{Duration{-1}};
     std::uint64_t window_iterations = 0;
     sim::RngStream rng;
-    std::vector<std::size_t> siblings;  // tasks on the other hardware threads of this CPU's core
-    Lock** locks = nullptr;        // slot -> instance
-    std::uint32_t* lock_ids = nullptr;
-    CacheLine** lines = nullptr;   // slot -> instance
-    SeqCount** seqs = nullptr;     // slot -> instance
-    std::uint32_t* seq_ids = nullptr;
-    FreePages** pools = nullptr;   // slot -> instance
+    Lock* const* locks = nullptr;
+    const std::uint32_t* lock_ids = nullptr;
+    CacheLine* const* lines = nullptr;
+    SeqCount* const* seqs = nullptr;
+    const std::uint32_t* seq_ids = nullptr;
+    FreePages* const* pools = nullptr;
     std::vector<std::uint32_t> percpu;  // per kPercpuCount counter
     std::vector<SeqFrame> seq_stack;
     bool seq_restart = false;      // next kSeqBegin restarts the top frame
-    int rcu_depth = 0;
-    sim::Time rcu_section_start{};
-    bool qs_pending = false;       // the running grace period waits for this task
-    std::uint64_t waiting_gp = 0;  // synchronize_rcu: grace period awaited
-    std::deque<Callback> callbacks;
     Duration sum_cost{0};          // cost of reading every CPU's copy of a per-CPU line
   };
 
-  int waits_for_task(std::size_t t) const;  // task holding the lock `t` waits for, or -1
-  std::string describe_wait(std::size_t t) const;
+  void build_instances();
+  std::vector<TaskWait> wait_snapshot() const;
 
   // Runs task `t` from local time `at` (>= now) until it must wait.
   void run(std::size_t t, sim::Time at, bool from_event);
+  // A step that touches only the CPU's own state: true when `in` is one
+  // (and has run), false for a shared step or the end of the iteration.
+  bool run_local(std::size_t t, const Instr& in, sim::Time& at);
+  // The end of an iteration: false when the task stops here (past the
+  // window, or it yields to the engine).
+  bool end_iteration(std::size_t t, sim::Time& at, bool& ended_before);
+  // A shared step at the global clock: false when the task waits.
+  bool run_shared(std::size_t t, const Instr& in, sim::Time& at);
+  bool acquire(Task& task, const Instr& in, sim::Time& at);
+  void release(Task& task, const Instr& in, sim::Time& at);
+  bool seq_begin(Task& task, const Instr& in, sim::Time& at);
+  void seq_retry(Task& task, const Instr& in, sim::Time& at);
+  void seq_write_begin(Task& task, const Instr& in, sim::Time& at);
+  void seq_write_end(Task& task, const Instr& in, sim::Time& at);
+  void synchronize_rcu(std::size_t t, sim::Time at);
+  // A step's model returned `done`: charge the time to the step, move on.
+  void finish(Task& task, sim::Time& at, sim::Time done) {
+    profile_.charge(task.pc, done - at);
+    at = done;
+  }
+
   sim::Duration draw(Task& task, const TimeDist& d);
-  void granted(std::uint32_t lock_id, int cpu, sim::Time at, LockMode mode);
-  void released(std::uint32_t lock_id, int cpu, sim::Time at, LockMode mode);
   const std::string& lock_name(std::uint32_t lock_id) const;
   // Resumes the tasks in woken_ (a lock id, or none for seqcount waits).
   void wake(std::optional<std::uint32_t> lock_id);
   void grace_period_end(sim::Time now);
-  void complete_grace_period(sim::Time now);
-  sim::Time run_callbacks(Task& task, sim::Time at);
+  void schedule_grace_period_end(std::optional<sim::Time> at);
   void reset_window();
 
   sim::Simulation& sim_;
@@ -199,38 +193,18 @@ class Executor final : public sim::EventHandler {
 
   std::vector<Task> tasks_;
   std::vector<int> task_of_cpu_;
-  std::vector<std::unique_ptr<Lock>> lock_instances_;
-  std::vector<std::uint32_t> lock_slot_of_instance_;
-  std::vector<std::unique_ptr<CacheLine>> line_instances_;
-  std::vector<std::uint32_t> line_slot_of_instance_;
-  std::vector<std::unique_ptr<SeqCount>> seq_instances_;
-  std::vector<std::uint32_t> seq_slot_of_instance_;
-  std::vector<std::unique_ptr<FreePages>> pool_instances_;
-  std::vector<std::uint32_t> pool_slot_of_instance_;
-  std::vector<FreePages*> pool_table_;
-  std::vector<Lock*> lock_table_;
-  std::vector<std::uint32_t> lock_id_table_;
-  std::vector<CacheLine*> line_table_;
-  std::vector<SeqCount*> seq_table_;
-  std::vector<std::uint32_t> seq_id_table_;
-
-  std::vector<double> smt_slowdown_;  // by busy threads of a core (index 1..threads per core)
-
+  InstanceTable<Lock> locks_;
+  InstanceTable<CacheLine> lines_;
+  InstanceTable<SeqCount> seqs_;
+  InstanceTable<FreePages> pools_;
   std::vector<bool> lock_removed_;  // per lock slot: kind "free" (acquire/release are no-ops)
 
-  // Checker state, per lock instance and per seqcount instance.
-  std::vector<int> exclusive_holder_;
-  std::vector<int> shared_holders_;
-  std::vector<sim::Time> last_release_;
-  std::vector<std::uint64_t> write_epoch_;
+  std::optional<InvariantChecker> checker_;
+  std::optional<SmtSlowdown> smt_;
+  CpuTimeProfile profile_;
+  std::unique_ptr<RcuDriver> rcu_;  // when the program has synchronize_rcu or call_rcu
 
-  // RCU.
-  std::unique_ptr<GracePeriods> rcu_;
-  int qs_outstanding_ = 0;
-  bool gp_waiting_for_readers_ = false;
-
-  std::vector<std::int64_t> time_ps_;  // per instruction (+1: RCU callbacks), CPU time in the window
-  std::vector<Grant> woken_;           // scratch for releases
+  std::vector<Grant> woken_;  // scratch for releases
   std::uint64_t window_iterations_ = 0;
   std::uint64_t events_before_window_ = 0;
 };

@@ -63,6 +63,7 @@ class GracePeriods {
   bool complete(Time now);
 
   RcuStats& stats() { return stats_; }
+  const RcuStats& stats() const { return stats_; }
 
  private:
   Duration tick_, propagation_;

@@ -1,0 +1,52 @@
+// The interpreter's checker, independent of the lock and seqcount models:
+// it keeps its own record of who holds what and when seqcount writes ran,
+// and throws InvariantViolation when a model breaks
+//   - mutual exclusion: an exclusive holder is alone;
+//   - reader-writer exclusion: readers share only with readers;
+//   - ordering: an exclusive grant never precedes the release it follows;
+//   - seqcount safety: a reader never accepts a read that overlapped a
+//     write, and writers never overlap (the lock that serialises them is
+//     the scenario's job, so two inside at once is an error).
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "models/kernel/lock.h"
+#include "sim/time.h"
+
+namespace vfssim::models {
+
+class InvariantViolation : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+class InvariantChecker {
+ public:
+  // `lock_names`: per lock instance; `seqcounts`: how many seqcount instances.
+  InvariantChecker(std::vector<std::string> lock_names, std::size_t seqcounts);
+
+  void granted(std::uint32_t lock, int cpu, sim::Time at, LockMode mode);
+  void released(std::uint32_t lock, int cpu, sim::Time at, LockMode mode);
+  int exclusive_holder(std::uint32_t lock) const { return exclusive_holder_[lock]; }
+  int readers(std::uint32_t lock) const { return shared_holders_[lock]; }
+
+  // A seqcount's write epoch: odd while a writer is inside.
+  std::uint64_t epoch(std::uint32_t seq) const { return write_epoch_[seq]; }
+  void write_begin(std::uint32_t seq, const std::string& name);
+  void write_end(std::uint32_t seq) { ++write_epoch_[seq]; }
+  // A reader that began at epoch `begun` accepts its read now.
+  void accept_read(std::uint32_t seq, std::uint64_t begun, const std::string& name, int cpu) const;
+
+ private:
+  std::vector<std::string> lock_names_;
+  std::vector<int> exclusive_holder_;    // cpu, or -1
+  std::vector<int> shared_holders_;
+  std::vector<sim::Time> last_release_;
+  std::vector<std::uint64_t> write_epoch_;
+};
+
+}  // namespace vfssim::models
