@@ -28,8 +28,6 @@ class FreeLock final : public Lock {
   Time release(int, Time now, LockMode, std::vector<Grant>&) override { return now; }
   bool held() const override { return false; }
   Time cmpxchg_word(int, Time now) override { return now; }
-  const char* wait_symbol() const override { return "free_lock"; }
-  const char* kind() const override { return kKind; }
 };
 
 }  // namespace vfssim::models

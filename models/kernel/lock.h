@@ -99,15 +99,8 @@ class Lock {
   // NAME: {on: LOCK}`): a spinlock's word; nullptr for kinds without one.
   virtual CacheLine* word_line() { return nullptr; }
 
-  // Whether the last refused acquire() left the caller sleeping rather than
-  // spinning (its wait is then idle time).
-  virtual bool waits_asleep(LockMode) const { return false; }
-
-  // The kernel symbol that spinning or sleeping on this lock shows in a
-  // profile ("_raw_spin_lock", "mutex_lock", ...).
-  virtual const char* wait_symbol() const = 0;
-  // The kind name as written in scenario files ("ticket", "mcs", ...).
-  virtual const char* kind() const = 0;
+  // A kind's name, perf symbols and flags are its registry row's
+  // (lock_kinds.h), not the instance's.
 
   const LockStats& stats() const { return stats_; }
   void reset_stats() { stats_.reset(); }

@@ -43,12 +43,12 @@ const std::vector<LockKind>& lock_kind_table() {
       {"rwsem", "rw_semaphore: a count word on one line; readers share it, waiters sleep unless spin: true", false,
        true, false, true, false, false, "down_write", "down_read", "up_write", "up_read",
        [](const LockDecl& d, LockContext ctx) -> std::unique_ptr<Lock> {
-         return std::make_unique<RwLock>(ctx, "rwsem", !d.spin, false, d.wake_latency);
+         return std::make_unique<RwLock>(ctx, !d.spin, false, d.wake_latency);
        }},
       {"rwlock", "rwlock_t: a spinning reader/writer lock (fair: false for the old reader-preferring one)", false,
        false, false, true, true, false, "_raw_write_lock", "_raw_read_lock", "_raw_write_unlock", "_raw_read_unlock",
        [](const LockDecl& d, LockContext ctx) -> std::unique_ptr<Lock> {
-         return std::make_unique<RwLock>(ctx, "rwlock", false, d.reader_preference, Duration{0});
+         return std::make_unique<RwLock>(ctx, false, d.reader_preference, Duration{0});
        }},
       {"brlock", "brlock/lglock: per-CPU spinlocks, a reader takes its own, a writer takes all", false, false, false,
        true, false, false, "_raw_spin_lock", "_raw_spin_lock", "br_write_unlock", "br_read_unlock", make_plain<BrLock>},

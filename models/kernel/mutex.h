@@ -39,9 +39,6 @@ class Mutex final : public Lock {
 
   bool acquire(int cpu, Time now, LockMode mode, Time& granted_at) override;
   Time release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) override;
-  bool waits_asleep(LockMode) const override { return !spin_; }
-  const char* wait_symbol() const override { return spin_ ? "osq_lock" : "schedule"; }
-  const char* kind() const override { return "mutex"; }
 
   int owner() const { return owner_; }
 

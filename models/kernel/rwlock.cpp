@@ -16,11 +16,6 @@ void compact(Q& queue, std::size_t& head) {
 
 // ---- RwLock ----------------------------------------------------------------
 
-const char* RwLock::wait_symbol() const {
-  if (kind_ == std::string("rwsem")) return sleeping_ ? "rwsem_down_read_slowpath" : "rwsem_optimistic_spin";
-  return "queued_read_lock_slowpath";
-}
-
 bool RwLock::acquire(int cpu, Time now, LockMode mode, Time& granted_at) {
   if (read_start_.size() <= static_cast<std::size_t>(cpu)) read_start_.resize(cpu + 1);
   const bool queued = head_ < queue_.size();

@@ -29,16 +29,13 @@ namespace vfssim::models {
 
 class RwLock final : public Lock {
  public:
-  // `kind`: "rwsem" or "rwlock". `sleeping`: waiters sleep (handoff costs
+  // The model of rwsem and rwlock. `sleeping`: waiters sleep (handoff costs
   // wake_latency). `reader_preference`: readers pass queued writers.
-  RwLock(LockContext ctx, const char* kind, bool sleeping, bool reader_preference, Duration wake_latency)
-      : topo_(ctx.topo), kind_(kind), sleeping_(sleeping), reader_pref_(reader_preference), wake_(wake_latency) {}
+  RwLock(LockContext ctx, bool sleeping, bool reader_preference, Duration wake_latency)
+      : topo_(ctx.topo), sleeping_(sleeping), reader_pref_(reader_preference), wake_(wake_latency) {}
 
   bool acquire(int cpu, Time now, LockMode mode, Time& granted_at) override;
   Time release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) override;
-  bool waits_asleep(LockMode) const override { return sleeping_; }
-  const char* wait_symbol() const override;
-  const char* kind() const override { return kind_; }
 
   int readers() const { return readers_; }
   int writer() const { return writer_; }
@@ -53,7 +50,6 @@ class RwLock final : public Lock {
   void grant_waiters(int releaser, Time now, std::vector<Grant>& woken);
 
   const Topology* topo_;
-  const char* kind_;
   bool sleeping_, reader_pref_;
   Duration wake_;
   int writer_ = -1;
@@ -71,8 +67,6 @@ class BrLock final : public Lock {
 
   bool acquire(int cpu, Time now, LockMode mode, Time& granted_at) override;
   Time release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) override;
-  const char* wait_symbol() const override { return "_raw_spin_lock"; }
-  const char* kind() const override { return "brlock"; }
 
  private:
   Duration take_all(int cpu);  // cost of the writer taking every CPU's lock

@@ -153,7 +153,6 @@ class FifoSpinlock : public Lock {
 
   bool acquire(int cpu, Time now, LockMode mode, Time& granted_at) override;
   Time release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) override;
-  const char* wait_symbol() const override { return "_raw_spin_lock"; }
 
   bool held() const override { return holder_ >= 0; }
   Time cmpxchg_word(int cpu, Time now) override { return line_.rmw(*topo_, cpu, now); }
@@ -222,7 +221,6 @@ class FifoSpinlock : public Lock {
 class TicketSpinlock final : public FifoSpinlock {
  public:
   explicit TicketSpinlock(LockContext ctx) : FifoSpinlock(ctx, true) {}
-  const char* kind() const override { return "ticket"; }
 
  protected:
   bool joins_with_rmw() const override { return true; }
@@ -245,7 +243,6 @@ class TicketSpinlock final : public FifoSpinlock {
 class TasSpinlock final : public FifoSpinlock {
  public:
   explicit TasSpinlock(LockContext ctx) : FifoSpinlock(ctx, true) {}
-  const char* kind() const override { return "tas"; }
 
  protected:
   // (k+1)/2 transfers on a flat machine: the winner's own atomic, and on
@@ -260,7 +257,6 @@ class TasSpinlock final : public FifoSpinlock {
 class QSpinlock : public FifoSpinlock {
  public:
   explicit QSpinlock(LockContext ctx) : FifoSpinlock(ctx, false) {}
-  const char* kind() const override { return "qspinlock"; }
 
  protected:
   bool joins_with_rmw() const override { return true; }  // set pending, or xchg the tail
@@ -292,7 +288,6 @@ class QSpinlock : public FifoSpinlock {
 class CnaSpinlock final : public QSpinlock {
  public:
   CnaSpinlock(LockContext ctx, Duration threshold) : QSpinlock(ctx), threshold_(threshold) {}
-  const char* kind() const override { return "cna"; }
   std::size_t secondary() const { return secondary_.size(); }
   std::uint64_t local_handoffs() const { return local_; }
 
@@ -312,7 +307,6 @@ class CnaSpinlock final : public QSpinlock {
 class McsSpinlock final : public FifoSpinlock {
  public:
   explicit McsSpinlock(LockContext ctx) : FifoSpinlock(ctx, false) {}
-  const char* kind() const override { return "mcs"; }
 
  protected:
   // xchg(tail, node) to join; cmpxchg(tail, node, NULL) to leave an empty

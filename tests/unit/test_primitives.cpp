@@ -241,8 +241,6 @@ class BrokenRwLock final : public Lock {
     return true;
   }
   sim::Time release(int, sim::Time now, LockMode, std::vector<Grant>&) override { return now; }
-  const char* wait_symbol() const override { return "x"; }
-  const char* kind() const override { return "broken-rw"; }
 };
 std::unique_ptr<Lock> broken_rw(const LockDecl&, LockContext) { return std::make_unique<BrokenRwLock>(); }
 

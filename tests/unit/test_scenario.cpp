@@ -5,6 +5,7 @@
 #include "models/experiment/experiment.h"
 #include "models/scenario/scenario.h"
 #include "models/kernel/lock_kinds.h"
+#include "models/scenario/steps.h"
 
 #include <fstream>
 #include <sstream>
@@ -131,4 +132,31 @@ TEST_CASE("docs/scenario-format.md lists exactly the registry's lock kinds") {
     listed += (listed.empty() ? "" : ", ") + para.substr(i + 1, j - i - 1);
   }
   CHECK(listed == "models/kernel/lock_kinds.cpp, " + vfssim::models::lock_kind_names());
+}
+
+TEST_CASE("docs/scenario-format.md's step table is the step-kind registry, key for key") {
+  std::ifstream in(std::string(VFSSIM_SOURCE_DIR) + "/docs/scenario-format.md");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string doc = ss.str();
+  const auto from = doc.find("\n## Steps");
+  REQUIRE(from != std::string::npos);
+  const std::string section = doc.substr(from, doc.find("\n## Expected figures", from) - from);
+  std::vector<std::string> rows;  // "| `NAME: ..." rows of the table, in order
+  for (std::size_t i = section.find("\n| `"); i != std::string::npos; i = section.find("\n| `", i + 1)) {
+    const std::size_t name = i + 4;
+    rows.push_back(section.substr(name, section.find_first_of(":`", name) - name));
+  }
+  std::vector<std::string> registry;
+  for (const auto& row : vfssim::models::parse::step_kinds()) {
+    registry.push_back(row.name);
+    for (const char* key : row.keys) {
+      INFO("step ", row.name, " key ", key);
+      const std::string k(key);
+      CHECK((section.find("`" + k) != std::string::npos || section.find(" " + k + ":") != std::string::npos));
+    }
+  }
+  std::sort(rows.begin(), rows.end());
+  std::sort(registry.begin(), registry.end());
+  CHECK(rows == registry);
 }

@@ -69,8 +69,6 @@ class BrokenLock final : public Lock {
     return true;
   }
   Time release(int, Time now, LockMode, std::vector<Grant>&) override { return now; }
-  const char* wait_symbol() const override { return "_raw_spin_lock"; }
-  const char* kind() const override { return "broken"; }
 };
 
 std::unique_ptr<Lock> broken_factory(const LockDecl&, LockContext) { return std::make_unique<BrokenLock>(); }

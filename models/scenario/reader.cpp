@@ -1,0 +1,169 @@
+#include "models/scenario/reader.h"
+
+#include <yaml-cpp/depthguard.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace vfssim::models {
+
+Duration parse_duration(const std::string& text, const SourceMark& mark) {
+  static const std::pair<const char*, std::int64_t> units[] = {
+      {"ps", 1}, {"ns", 1000}, {"us", 1000000}, {"µs", 1000000}, {"ms", 1000000000}, {"s", 1000000000000}};
+  std::size_t i = 0;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
+  const std::string number = text.substr(0, i);
+  const std::string unit = text.substr(i);
+  const std::string expected = "a time with a unit, such as 120ns, 2.5us, 4ms (units: ps, ns, us, ms, s)";
+  if (!text.empty() && text[0] == '-') throw ScenarioError(mark, "time '" + text + "' is negative", "a time of zero or more, such as 100ns");
+  if (number.empty() || std::count(number.begin(), number.end(), '.') > 1 || number == ".")
+    throw ScenarioError(mark, "'" + text + "' is not a time", expected);
+  std::int64_t scale = 0;
+  for (const auto& [u, f] : units)
+    if (unit == u) scale = f;
+  if (unit.empty()) throw ScenarioError(mark, "time '" + text + "' has no unit", expected);
+  if (scale == 0) throw ScenarioError(mark, "time '" + text + "' has an unknown unit '" + unit + "'", expected);
+  // Exact decimal arithmetic: integer part and fraction in picoseconds.
+  const auto dot = number.find('.');
+  const std::string ip = number.substr(0, dot);
+  std::string fp = dot == std::string::npos ? "" : number.substr(dot + 1);
+  while (!fp.empty() && fp.back() == '0') fp.pop_back();
+  // A day of simulated time at most: an exponential draw (up to ~37 times
+  // its mean) then still fits the int64 picosecond clock.
+  const std::string too_large = "at most 86400s (a day) of simulated time";
+  if (ip.size() > 15) throw ScenarioError(mark, "time '" + text + "' is too large", too_large);
+  if (fp.size() > 12) throw ScenarioError(mark, "time '" + text + "' is finer than a picosecond", "a whole number of picoseconds");
+  __int128 v = (ip.empty() ? 0 : std::stoll(ip)) * static_cast<__int128>(scale);
+  __int128 denom = 1;
+  __int128 frac = 0;
+  for (char c : fp) {
+    if (denom > static_cast<__int128>(1e18)) break;
+    frac = frac * 10 + (c - '0');
+    denom *= 10;
+  }
+  __int128 fpart = frac * scale;
+  if (fpart % denom != 0) throw ScenarioError(mark, "time '" + text + "' is finer than a picosecond", "a whole number of picoseconds");
+  v += fpart / denom;
+  if (v > static_cast<__int128>(86400) * 1000000000000LL) throw ScenarioError(mark, "time '" + text + "' is too large", too_large);
+  return Duration{static_cast<std::int64_t>(v)};
+}
+
+namespace parse {
+
+Scope parse_scope(const Reader& r, const YAML::Node& n) {
+  const std::string s = r.scalar(n, "scope");
+  if (s == "global") return Scope::kGlobal;
+  if (s == "node") return Scope::kNode;
+  if (s == "cpu") return Scope::kCpu;
+  if (s == "process") return Scope::kProcess;
+  if (s == "task") return Scope::kTask;
+  r.fail(n, "unknown scope '" + s + "'", "one of: global, node, cpu, process, task");
+}
+
+double parse_probability(const Reader& r, const YAML::Node& n, const std::string& what, std::string& param) {
+  if (Reader::is_param(n)) {
+    param = r.param_name(n, what);
+    return 0;
+  }
+  const std::string p = r.scalar(n, what);
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(p, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used != p.size() || !(v >= 0.0 && v <= 1.0))
+    r.fail(n, what + " '" + p + "' is not a number from 0 to 1", "a probability such as 0.25");
+  return v;
+}
+
+NumberRef parse_number_ref(const Reader& r, const YAML::Node& n, const std::string& what) {
+  NumberRef v;
+  if (Reader::is_param(n)) {
+    v.param = r.param_name(n, what);
+    return v;
+  }
+  const std::string t = r.scalar(n, what);
+  std::size_t used = 0;
+  try {
+    v.value = std::stod(t, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used != t.size() || t.empty() || !std::isfinite(v.value) || v.value < 0)
+    r.fail(n, what + " '" + t + "' is not a number >= 0", "a number such as 1024, or $NAME of a number parameter");
+  return v;
+}
+
+double parse_fraction(const Reader& r, const YAML::Node& n, const std::string& what) {
+  std::string s = r.scalar(n, what);
+  double scale = 1;
+  if (!s.empty() && s.back() == '%') {
+    s.pop_back();
+    scale = 0.01;
+  }
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used != s.size() || s.empty() || !std::isfinite(v))
+    r.fail(n, what + " '" + n.Scalar() + "' is not a number", "a number or a percentage such as 25%");
+  return v * scale;
+}
+
+ParamValue parse_param(const Reader& r, const YAML::Node& n, const std::string& name) {
+  ParamValue v;
+  const std::string s = r.scalar(n, "parameter '" + name + "'");
+  if (s == "true" || s == "false") {
+    v.type = ParamValue::Type::kBool;
+    v.flag = s == "true";
+    return v;
+  }
+  if (!s.empty() && std::isalpha(static_cast<unsigned char>(s.back()))) {
+    if (!std::isdigit(static_cast<unsigned char>(s[0])) && s[0] != '.')  // a word, not a time
+      r.fail(n, "parameter '" + name + "' is '" + s + "'", "true/false, a number, or a time with a unit");
+    v.type = ParamValue::Type::kTime;
+    v.time = r.duration(n, "parameter '" + name + "'", false);
+    return v;
+  }
+  std::size_t used = 0;
+  try {
+    v.number = std::stod(s, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used != s.size() || s.empty())
+    r.fail(n, "parameter '" + name + "' is '" + s + "'", "true/false, a number, or a time with a unit");
+  v.type = ParamValue::Type::kNumber;
+  return v;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ScenarioError({path, 0, 0}, "cannot open the file", "a readable file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+YAML::Node parse_yaml(const std::string& text, const std::string& file) {
+  try {
+    YAML::Node root = YAML::Load(text);
+    return root;
+  } catch (const YAML::DeepRecursion& e) {  // yaml-cpp's message is only "bad file"
+    throw ScenarioError({file, e.mark.line + 1, e.mark.column + 1},
+                        "YAML nesting deeper than " + std::to_string(e.depth() - 1) + " levels",
+                        "a shallower file (flatten the steps into ops and calls)");
+  } catch (const YAML::ParserException& e) {
+    throw ScenarioError({file, e.mark.line + 1, e.mark.column + 1}, "YAML syntax error: " + e.msg, "valid YAML");
+  }
+}
+
+}  // namespace parse
+}  // namespace vfssim::models

@@ -1,0 +1,39 @@
+// The scenario file's sections, each parsed in its own file:
+//   machine.cpp   machine: (inline, a preset, or a machine file)
+//   workload.cpp  workload: and variants: (a variant is a workload override,
+//                 read by the same parsers)
+//   strategy.cpp  strategies: (locks, lines, seqcounts, pools, dentries,
+//                 ops), extends, and the reference checks
+//   steps.cpp     the steps of ops, from the step-kind registry
+//   expect.cpp    expect: (reported figures)
+// loader.cpp puts them together. Internal to models/scenario/.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/scenario/reader.h"
+
+namespace vfssim::models::parse {
+
+TopologySpec parse_machine(const Reader& r, const YAML::Node& n, const std::string& name_hint);
+// `machine: NAME` (a preset) or `machine: PATH.yaml`, relative to `file`.
+TopologySpec load_machine_ref(const Reader& r, const YAML::Node& n, const std::string& file,
+                              const std::vector<std::string>& machine_dirs);
+
+Workload parse_workload(const Reader& r, const YAML::Node& wl, const TopologySpec& machine);
+// The variants: the default (the scenario as written) first.
+std::vector<Variant> parse_variants(const Reader& r, const YAML::Node& root, const Scenario& sc,
+                                    const std::vector<std::string>& machine_dirs);
+
+Strategy parse_strategy(const Reader& r, const std::string& name, const YAML::Node& n);
+// Applies `extends`: a child starts from its parent's declarations and ops
+// and replaces entries of the same name. The only place `extends` is resolved.
+void resolve_extends(std::vector<Strategy>& strategies);
+// Every name a strategy uses must exist, and op calls must not recurse.
+void check_references(const Strategy& s, const std::vector<std::string>& loop, const SourceMark& loop_mark,
+                      const Params& params);
+
+std::vector<Expectation> parse_expect(const Reader& r, const YAML::Node& n, const Scenario& sc);
+
+}  // namespace vfssim::models::parse

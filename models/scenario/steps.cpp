@@ -1,0 +1,379 @@
+#include "models/scenario/steps.h"
+
+#include <algorithm>
+
+#include "models/kernel/lock_kinds.h"
+
+namespace vfssim::models::parse {
+
+namespace {
+
+// A list of steps under `key` (a body, `then`, `else`, `reclaim`).
+std::vector<Step> body_of(const Reader& r, const YAML::Node& n, const char* key, bool required, const std::string& what) {
+  if (!n[key]) {
+    if (required) r.fail(n, "the " + what + " has no '" + key + "'", "'" + std::string(key) + ": [steps]'");
+    return {};
+  }
+  return parse_steps(r, n[key], "the " + std::string(key) + " of the " + what);
+}
+
+void parse_compute(const Reader& r, const YAML::Node& n, Step& s, const std::string& what) {
+  s.time = r.time_dist(n["compute"], "compute time of the " + what, false);
+}
+
+void parse_sleep(const Reader& r, const YAML::Node& n, Step& s, const std::string& what) {
+  s.time = r.time_dist(n["sleep"], "sleep time of the " + what, true);
+}
+
+void parse_lock(const Reader& r, const YAML::Node& n, Step& s, const std::string& what) {
+  s.target = r.name(n["lock"], "lock name of the " + what);
+  if (n["mode"]) {
+    const std::string m = r.scalar(n["mode"], "mode");
+    if (m == "write" || m == "exclusive") s.mode = LockMode::kExclusive;
+    else if (m == "read" || m == "shared") s.mode = LockMode::kShared;
+    else r.fail(n["mode"], "unknown lock mode '" + m + "'", "read or write");
+  }
+  if (n["hold"] && n["body"]) r.fail(n, "the " + what + " has both 'hold' and 'body'", "either a hold time or a body of steps");
+  if (n["hold"]) {
+    s.time = r.time_dist(n["hold"], "hold time of the " + what, false);
+  } else if (n["body"]) {
+    s.has_body = true;
+    s.body = body_of(r, n, "body", true, what);
+  } else {
+    r.fail(n, "the " + what + " says neither how long the lock is held nor what runs under it",
+           "'hold: TIME' or 'body: [steps]'");
+  }
+}
+
+void check_lock(const StepRefs& refs, const Step& st) {
+  const LockDecl& d = refs.strategy.locks.at(st.target);
+  if (st.mode == LockMode::kShared && !find_lock_kind(d.kind)->read_write)
+    throw ScenarioError(st.mark, "mode: read on lock '" + st.target + "' of kind " + d.kind + ", which has no read mode",
+                        "mode: read only on a reader/writer kind (rwsem, rwlock, brlock)");
+}
+
+void parse_lockref(const Reader& r, const YAML::Node& n, Step& s, const std::string& what) {
+  s.target = r.name(n["lockref"], "lock name of the " + what);
+  s.time = r.time_dist(r.require(n, "hold", "the " + what), "slow-path hold time of the " + what, false);
+}
+
+void check_lockref(const StepRefs& refs, const Step& st) { refs.need_lock(st.target, st.mark, true); }
+
+// atomic, read, sum: a line and nothing else.
+template <const char* Key>
+void parse_line_step(const Reader& r, const YAML::Node& n, Step& s, const std::string& what) {
+  s.target = r.name(n[Key], "line name of the " + what);
+}
+constexpr char kAtomicKey[] = "atomic";
+constexpr char kReadKey[] = "read";
+constexpr char kSumKey[] = "sum";
+
+void check_sum(const StepRefs& refs, const Step& st) {
+  if (refs.strategy.lines.at(st.target).scope != Scope::kCpu)
+    throw ScenarioError(st.mark, "sum over line '" + st.target + "', which is not per-CPU", "a line with 'scope: cpu'");
+}
+
+void parse_percpu_add(const Reader& r, const YAML::Node& n, Step& s, const std::string& what) {
+  s.target = r.name(n["percpu_add"], "line name of the " + what);
+  s.count = static_cast<int>(r.integer(r.require(n, "batch", "the " + what), "batch", 1, 1 << 30));
+  s.lock = r.name(r.require(n, "counter_lock", "the " + what), "counter lock of the " + what);
+}
+
+void check_percpu_add(const StepRefs& refs, const Step& st) {
+  if (refs.strategy.lines.at(st.target).scope == Scope::kCpu)
+    throw ScenarioError(st.mark, "percpu_add names the per-CPU line '" + st.target + "'",
+                        "the shared counter's line (its per-CPU parts are implicit)");
+  refs.need_lock(st.lock, st.mark, false);
+}
+
+void parse_call(const Reader& r, const YAML::Node& n, Step& s, const std::string& what) {
+  s.target = r.name(n["call"], "op name of the " + what);
+}
+
+void parse_repeat(const Reader& r, const YAML::Node& n, Step& s, const std::string& what) {
+  if (Reader::is_param(n["repeat"])) s.count_param = r.param_name(n["repeat"], "repeat count");
+  else s.count = static_cast<int>(r.integer(n["repeat"], "repeat count", 1, 100000));
+  s.has_body = true;
+  s.body = body_of(r, n, "body", true, what);
+}
+
+void parse_branch(const Reader& r, const YAML::Node& n, Step& s, const std::string& what) {
+  s.probability = parse_probability(r, n["branch"], "branch probability", s.probability_param);
+  s.has_body = true;
+  s.body = body_of(r, n, "then", true, what);
+  s.else_body = body_of(r, n, "else", false, what);
+}
+
+void parse_seq_read(const Reader& r, const YAML::Node& n, Step& s, const std::string& what) {
+  s.target = r.name(n["seq_read"], "seqcount name of the " + what);
+  s.has_body = true;
+  s.body = body_of(r, n, "body", true, what);
+  s.count = -1;
+  if (n["retries"] || n["fallback"]) {
+    if (!n["retries"] || !n["fallback"])
+      r.fail(n, "the " + what + " gives only one of 'retries' and 'fallback'",
+             "both (read_seqbegin_or_lock: retry N times, then take the lock) or neither");
+    s.count = static_cast<int>(r.integer(n["retries"], "retries", 0, 1000000));
+    s.lock = r.name(n["fallback"], "fallback lock of the " + what);
+  }
+}
+
+void check_seq(const StepRefs& refs, const Step& st) {
+  if (!st.lock.empty()) refs.need_lock(st.lock, st.mark, false);
+}
+
+void parse_seq_write(const Reader& r, const YAML::Node& n, Step& s, const std::string& what) {
+  s.target = r.name(n["seq_write"], "seqcount name of the " + what);
+  s.has_body = true;
+  s.body = body_of(r, n, "body", true, what);
+}
+
+void parse_rcu_read(const Reader& r, const YAML::Node& n, Step& s, const std::string& what) {
+  s.has_body = true;
+  s.body = parse_steps(r, n["rcu_read"], "the read section of the " + what);
+}
+
+void parse_synchronize_rcu(const Reader& r, const YAML::Node& n, Step&, const std::string&) {
+  const std::string v = r.scalar(n["synchronize_rcu"], "synchronize_rcu");
+  if (v != "normal") r.fail(n["synchronize_rcu"], "unknown grace-period kind '" + v + "'", "normal");
+}
+
+void check_grace_period(const StepRefs& refs, const Step& st) {
+  if (refs.strategy.hz == 0)
+    throw ScenarioError(st.mark, "strategy '" + refs.strategy.name + "' waits for RCU grace periods but gives no tick rate",
+                        "'kernel: {hz: N}' in the strategy (or the one it extends)");
+}
+
+void parse_call_rcu(const Reader& r, const YAML::Node& n, Step& s, const std::string& what) {
+  s.time = r.time_dist(n["call_rcu"], "callback cost of the " + what, false);
+}
+
+// atomic_dec_and_lock(count, lock): the decrement is an atomic; only the
+// 1 -> 0 transition (probability `last`) takes the lock.
+void parse_dec_and_lock(const Reader& r, const YAML::Node& n, Step& s, const std::string& what) {
+  s.target = r.name(n["dec_and_lock"], "line name of the " + what);
+  s.lock = r.name(r.require(n, "spinlock", "the " + what), "spinlock of the " + what);
+  s.probability = parse_probability(r, r.require(n, "last", "the " + what), "last", s.probability_param);
+  s.time = r.time_dist(r.require(n, "hold", "the " + what), "hold time of the " + what, false);
+}
+
+void check_dec_and_lock(const StepRefs& refs, const Step& st) { refs.need_lock(st.lock, st.mark, true); }
+
+// __alloc_pages: `pages` from the pool; below its low watermark the task
+// runs `reclaim` (direct reclaim), which gives back `reclaimed`.
+void parse_alloc(const Reader& r, const YAML::Node& n, Step& s, const std::string& what) {
+  s.target = r.name(n["alloc"], "pool name of the " + what);
+  s.count = static_cast<int>(r.integer(r.require(n, "pages", "the " + what), "pages", 1, 1 << 20));
+  s.has_body = true;
+  s.body = body_of(r, n, "reclaim", true, what);
+  const auto freed = r.require(n, "reclaimed", "the " + what + " (pages its direct reclaim gives back)");
+  s.reclaimed = static_cast<int>(r.integer(freed, "reclaimed", 1, 1 << 20));
+  if (s.reclaimed < s.count)
+    r.fail(freed, "direct reclaim gives back " + std::to_string(s.reclaimed) + " pages but the allocation takes " +
+                      std::to_string(s.count), "reclaimed >= pages (the reclaiming task frees at least what it needs)");
+}
+
+void parse_walk(const Reader& r, const YAML::Node& n, Step& s, const std::string& what) {
+  const YAML::Node path = n["walk"];
+  if (!path.IsSequence() || path.size() == 0)
+    r.fail(path, "the path of the " + what + " is not a non-empty list", "a list of dentry names, such as [root, tmp, file]");
+  for (const auto& c : path) s.walk.path.push_back(r.name(c, "dentry of the " + what));
+  const std::string mode = r.scalar(r.require(n, "mode", "the " + what), "walk mode");
+  if (mode == "rcu") s.walk.rcu = true;
+  else if (mode == "ref") s.walk.rcu = false;
+  else r.fail(n["mode"], "unknown walk mode '" + mode + "'", "rcu or ref");
+  s.walk.component = r.time_dist(r.require(n, "component", "the " + what), "per-component time of the " + what, false);
+  if (const auto rc = n["refcount"]) {
+    const std::string v = r.scalar(rc, "refcount");
+    if (v == "lockref") s.walk.lockref = true;
+    else if (v != "atomic") r.fail(rc, "unknown refcount '" + v + "'", "atomic (d_count under d_lock) or lockref (3.12+)");
+  }
+  if (n["keep_last"]) s.walk.keep_last = r.boolean(n["keep_last"], "keep_last");
+  if (n["locked_put"]) s.walk.locked_put = r.boolean(n["locked_put"], "locked_put");
+  if (const auto refuse = n["refuse_rcu"]) {
+    if (!refuse.IsSequence()) r.fail(refuse, "refuse_rcu is not a list", "a list of dentry names of the path");
+    for (const auto& c : refuse) {
+      const std::string d = r.name(c, "refused dentry");
+      if (std::find(s.walk.path.begin(), s.walk.path.end(), d) == s.walk.path.end())
+        r.fail(c, "refuse_rcu names '" + d + "', which is not on the walk's path", "a dentry of the path");
+      s.walk.refuse.push_back(d);
+    }
+  }
+  if (n["refuse_if"]) s.walk.refuse_if = r.name(n["refuse_if"], "refuse_if");
+  if (const auto on = n["on_refuse"]) {
+    const std::string v = r.scalar(on, "on_refuse");
+    if (v == "restart") s.walk.restart = true;
+    else if (v != "unlazy") r.fail(on, "unknown on_refuse '" + v + "'", "unlazy (drop to ref-walk in place) or restart");
+  }
+}
+
+void check_walk(const StepRefs& refs, const Step& st) {
+  if (!st.walk.refuse_if.empty()) refs.need_param(st.walk.refuse_if, ParamValue::Type::kBool, st.mark);
+  if (!st.walk.component.param.empty()) refs.need_param(st.walk.component.param, ParamValue::Type::kTime, st.mark);
+}
+
+}  // namespace
+
+// In the order a step with two kind keys is reported ("has both 'lock' and
+// 'atomic'") and the kinds are listed in errors.
+const std::vector<StepKindRow>& step_kinds() {
+  using T = StepTarget;
+  static const std::vector<StepKindRow> rows = {
+      {"compute", StepKind::kCompute, {}, true, T::kNone, "compute (local)", parse_compute},
+      {"lock", StepKind::kLock, {"hold", "body", "mode"}, true, T::kLock, "acquire, hold or body, release", parse_lock,
+       check_lock},
+      {"atomic", StepKind::kAtomic, {}, true, T::kLine, "atomic (RMW on the line)", parse_line_step<kAtomicKey>},
+      {"read", StepKind::kRead, {}, true, T::kLine, "load", parse_line_step<kReadKey>},
+      {"call", StepKind::kCall, {}, false, T::kOp, "the op's instructions, inlined", parse_call},
+      {"repeat", StepKind::kRepeat, {"body"}, false, T::kNone, "the body, unrolled", parse_repeat},
+      {"branch", StepKind::kBranch, {"then", "else"}, false, T::kNone, "branch (local), then, jump, else", parse_branch},
+      {"sleep", StepKind::kSleep, {}, true, T::kNone, "sleep (local, idle)", parse_sleep},
+      {"percpu_add", StepKind::kPercpuAdd, {"batch", "counter_lock"}, true, T::kLine,
+       "percpu count (local); every batch-th: acquire, atomic, release", parse_percpu_add, check_percpu_add},
+      {"lockref", StepKind::kLockref, {"hold"}, true, T::kLock, "lockref fast path (cmpxchg), else acquire, hold, release",
+       parse_lockref, check_lockref},
+      {"seq_read", StepKind::kSeqRead, {"body", "retries", "fallback"}, true, T::kSeqcount,
+       "seq begin, body, seq retry (fallback: acquire, body, release)", parse_seq_read, check_seq},
+      {"seq_write", StepKind::kSeqWrite, {"body"}, true, T::kSeqcount, "seq write begin, body, seq write end",
+       parse_seq_write, check_seq},
+      {"rcu_read", StepKind::kRcuRead, {}, true, T::kNone, "rcu read lock, body, rcu read unlock", parse_rcu_read},
+      {"synchronize_rcu", StepKind::kSynchronizeRcu, {}, true, T::kNone, "synchronize rcu (sleeps)",
+       parse_synchronize_rcu, check_grace_period},
+      {"call_rcu", StepKind::kCallRcu, {}, true, T::kNone, "call rcu (callback in softirq)", parse_call_rcu,
+       check_grace_period},
+      {"sum", StepKind::kSumPerCpu, {}, true, T::kLine, "sum per-CPU copies", parse_line_step<kSumKey>, check_sum},
+      {"walk", StepKind::kWalk,
+       {"mode", "component", "refcount", "refuse_rcu", "refuse_if", "on_refuse", "keep_last", "locked_put"}, true,
+       T::kDentries, "per component: seqcount reads or d_lock and d_count steps", parse_walk, check_walk},
+      {"dec_and_lock", StepKind::kDecAndLock, {"spinlock", "last", "hold"}, true, T::kLine,
+       "atomic; last reference: acquire, hold, release", parse_dec_and_lock, check_dec_and_lock},
+      {"alloc", StepKind::kAlloc, {"pages", "reclaim", "reclaimed"}, true, T::kPool,
+       "pool alloc; below low: reclaim body, pool reclaimed", parse_alloc},
+  };
+  return rows;
+}
+
+const StepKindRow& step_kind(StepKind kind) {
+  for (const auto& row : step_kinds())
+    if (row.kind == kind) return row;
+  throw std::logic_error("step kind without a registry row");
+}
+
+Step parse_step(const Reader& r, const YAML::Node& n, const std::string& where) {
+  if (!n.IsMap())
+    r.fail(n, "a step of " + where + " is not a mapping",
+           "a step such as '- compute: 100ns' or '- lock: name' with 'hold:'");
+  r.count_step(n);
+  const StepKindRow* row = nullptr;
+  for (const auto& k : step_kinds()) {
+    if (!n[k.name]) continue;
+    if (row) r.fail(n, "a step of " + where + " has both '" + row->name + "' and '" + k.name + "'", "one step kind per list item");
+    row = &k;
+  }
+  if (!row) {
+    std::string list;
+    for (const auto& k : step_kinds()) list += (list.empty() ? "" : ", ") + std::string(k.name);
+    r.fail(n, "a step of " + where + " names no step kind", "one of: " + list);
+  }
+  Step s;
+  s.mark = r.mark(n);
+  s.kind = row->kind;
+  const std::string what = std::string(row->name) + " step of " + where;
+  if (n["fn"]) s.fn = r.name(n["fn"], "fn of the " + what);
+  if (const auto cond = n["if"]) {
+    std::string c = r.scalar(cond, "condition of the " + what);
+    if (!c.empty() && c[0] == '!') {
+      s.when_negated = true;
+      c = c.substr(1);
+    }
+    if (c.empty()) r.fail(cond, "the condition of the " + what + " is empty", "a switch parameter, or !switch");
+    s.when = c;
+  }
+  std::vector<const char*> allowed{row->name};
+  allowed.insert(allowed.end(), row->keys.begin(), row->keys.end());
+  if (row->fn) allowed.push_back("fn");
+  allowed.push_back("if");
+  r.only_keys(n, "a " + what, allowed);
+  row->parse(r, n, s, what);
+  return s;
+}
+
+std::vector<Step> parse_steps(const Reader& r, const YAML::Node& n, const std::string& where) {
+  if (!n.IsSequence()) r.fail(n, where + " is not a list of steps", "a list such as [ {compute: 100ns} ]");
+  std::vector<Step> out;
+  for (const auto& item : n) out.push_back(parse_step(r, item, where));
+  return out;
+}
+
+void StepRefs::need_param(const std::string& name, ParamValue::Type type, const SourceMark& mark) const {
+  auto it = params.find(name);
+  if (it == params.end())
+    throw ScenarioError(mark, "parameter '" + name + "' is not declared", "a parameter declared under 'params:'");
+  if (it->second.type != type)
+    throw ScenarioError(mark, "parameter '" + name + "' is a " + to_string(it->second.type) + " used as a " +
+                                  to_string(type), std::string("a ") + to_string(type) + " parameter");
+}
+
+// `spin_only`: a lockref's count shares the word of a spinlock.
+void StepRefs::need_lock(const std::string& name, const SourceMark& mark, bool spin_only) const {
+  auto it = strategy.locks.find(name);
+  if (it == strategy.locks.end())
+    throw ScenarioError(mark, "strategy '" + strategy.name + "' uses lock '" + name + "', which it does not declare",
+                        "a lock declared under 'locks:'");
+  const std::string& kind = it->second.kind;
+  if (spin_only && !find_lock_kind(kind)->spinlock)
+    throw ScenarioError(mark, "lockref on lock '" + name + "' of kind " + kind,
+                        "a spinlock (" + lock_kind_names(true) + "): a lockref shares the spinlock's word");
+}
+
+namespace {
+
+void need_target(const StepRefs& refs, const Step& st, StepTarget target) {
+  const Strategy& s = refs.strategy;
+  auto missing = [&](const std::string& uses, const std::string& expected) {
+    throw ScenarioError(st.mark, "strategy '" + s.name + "' " + uses + " '" + st.target + "', which it does not " +
+                                     (target == StepTarget::kOp ? "define" : "declare"), expected);
+  };
+  switch (target) {
+    case StepTarget::kNone: return;
+    case StepTarget::kLock:
+      if (!s.locks.count(st.target)) missing("uses lock", "a lock declared under 'locks:'");
+      return;
+    case StepTarget::kLine:
+      if (!s.lines.count(st.target)) missing("uses line", "a line declared under 'lines:'");
+      return;
+    case StepTarget::kSeqcount:
+      if (!s.seqcounts.count(st.target)) missing("uses seqcount", "a seqcount declared under 'seqcounts:'");
+      return;
+    case StepTarget::kPool:
+      if (!s.pools.count(st.target)) missing("allocates from pool", "a pool declared under 'pools:'");
+      return;
+    case StepTarget::kOp:
+      if (!s.ops.count(st.target)) missing("calls op", "an op defined under 'ops:'");
+      return;
+    case StepTarget::kDentries:
+      for (const auto& d : st.walk.path)
+        if (!s.dentries.count(d))
+          throw ScenarioError(st.mark, "the walk goes through dentry '" + d + "', which strategy '" + s.name +
+                                           "' does not declare", "a dentry declared under 'dentries:'");
+      return;
+  }
+}
+
+}  // namespace
+
+void check_step_refs(const StepRefs& refs, const std::vector<Step>& steps) {
+  for (const auto& st : steps) {
+    if (!st.when.empty()) refs.need_param(st.when, ParamValue::Type::kBool, st.mark);
+    if (!st.time.param.empty()) refs.need_param(st.time.param, ParamValue::Type::kTime, st.mark);
+    if (!st.probability_param.empty()) refs.need_param(st.probability_param, ParamValue::Type::kNumber, st.mark);
+    if (!st.count_param.empty()) refs.need_param(st.count_param, ParamValue::Type::kNumber, st.mark);
+    const StepKindRow& row = step_kind(st.kind);
+    need_target(refs, st, row.target);
+    if (row.check) row.check(refs, st);
+    if (st.has_body) check_step_refs(refs, st.body);
+    check_step_refs(refs, st.else_body);
+  }
+}
+
+}  // namespace vfssim::models::parse

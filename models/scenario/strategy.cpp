@@ -1,0 +1,236 @@
+// strategies: locks (kinds from the lock-kind registry), lines, seqcounts,
+// pools, dentries, the kernel's HZ, and the ops' steps; `extends`; and the
+// check that every name a strategy uses is declared.
+#include <functional>
+#include <type_traits>
+
+#include "models/kernel/free_lock.h"
+#include "models/kernel/lock_kinds.h"
+#include "models/scenario/sections.h"
+#include "models/scenario/steps.h"
+
+namespace vfssim::models::parse {
+
+namespace {
+
+// A mapping of NAME: {scope: S, ...} declarations (lines, seqcounts, pools);
+// `extra` reads the keys beyond scope that `allowed` lets through.
+template <class Decl, class Extra>
+void parse_scoped(const Reader& r, const YAML::Node& n, const std::string& kind, const std::string& strategy,
+                  std::map<std::string, Decl>& out, std::initializer_list<const char*> allowed, Extra extra) {
+  r.expect_map(n, kind + "s of strategy '" + strategy + "'");
+  for (const auto& kv : n) {
+    Decl d;
+    d.name = r.name(kv.first, kind + " name");
+    d.mark = r.mark(kv.first);
+    const std::string what = kind + " '" + d.name + "'";
+    r.expect_map(kv.second, what);
+    r.only_keys(kv.second, what, allowed);
+    if constexpr (std::is_same_v<Decl, LineDecl>) {
+      if (const auto on = kv.second["on"]) {  // a line on a lock's word has the lock's scope
+        d.on = r.name(on, "lock of " + what);
+        if (kv.second["scope"])
+          r.fail(kv.second["scope"], what + " is on lock '" + d.on + "': its scope is the lock's",
+                 "either scope: or on: LOCK, not both");
+        out[d.name] = d;
+        continue;
+      }
+    }
+    d.scope = parse_scope(r, r.require(kv.second, "scope", what));
+    extra(d, kv.second, what);
+    out[d.name] = d;
+  }
+}
+template <class Decl>
+void parse_scoped(const Reader& r, const YAML::Node& n, const std::string& kind, const std::string& strategy,
+                  std::map<std::string, Decl>& out) {
+  parse_scoped(r, n, kind, strategy, out, {"scope"}, [](Decl&, const YAML::Node&, const std::string&) {});
+}
+
+// pools: NAME: {scope: S, low: PAGES, high: PAGES, refill: PAGES_PER_S}
+void parse_pools(const Reader& r, const YAML::Node& n, const std::string& strategy, std::map<std::string, PoolDecl>& out) {
+  parse_scoped(r, n, "pool", strategy, out, {"scope", "low", "high", "refill"},
+               [&](PoolDecl& d, const YAML::Node& m, const std::string& what) {
+                 d.low = parse_number_ref(r, r.require(m, "low", what + " (low watermark, pages)"), "low watermark of " + what);
+                 d.high = parse_number_ref(r, r.require(m, "high", what + " (high watermark, pages)"),
+                                           "high watermark of " + what);
+                 d.refill = parse_number_ref(r, r.require(m, "refill", what + " (kswapd's pages per second)"),
+                                             "refill rate of " + what);
+                 if (d.low.param.empty() && d.high.param.empty() && d.high.value < d.low.value)
+                   r.fail(m["high"], "the high watermark of " + what + " is below its low watermark", "low <= high");
+               });
+}
+
+}  // namespace
+
+Strategy parse_strategy(const Reader& r, const std::string& name, const YAML::Node& n) {
+  Strategy s;
+  s.name = name;
+  s.mark = r.mark(n);
+  r.expect_map(n, "strategy '" + name + "'");
+  r.only_keys(n, "strategy '" + name + "'",
+              {"description", "extends", "kernel", "locks", "lines", "seqcounts", "pools", "dentries", "dentry_lock", "ops"});
+  if (const auto dentries = n["dentries"]) {
+    r.expect_map(dentries, "dentries of strategy '" + name + "'");
+    const auto kind = r.require(n, "dentry_lock", "strategy '" + name + "' (it declares dentries)");
+    const std::string k = r.scalar(kind, "dentry_lock");
+    const LockKind* row = find_lock_kind(k);
+    if (!row || !row->spinlock) r.fail(kind, "dentry_lock '" + k + "' is not a spinlock kind", lock_kind_names(true));
+    for (const auto& kv : dentries) {
+      const std::string d = r.name(kv.first, "dentry name");
+      const std::string what = "dentry '" + d + "'";
+      r.expect_map(kv.second, what);
+      r.only_keys(kv.second, what, {"scope"});
+      const Scope scope = parse_scope(r, r.require(kv.second, "scope", what));
+      s.dentries[d] = scope;
+      LockDecl l;
+      l.name = d + ".d_lock";
+      l.kind = k;
+      l.scope = scope;
+      l.mark = r.mark(kv.first);
+      s.locks[l.name] = l;
+      s.lines[d + ".d_count"] = LineDecl{d + ".d_count", scope, "", r.mark(kv.first)};
+      s.seqcounts[d + ".d_seq"] = SeqDecl{d + ".d_seq", scope, r.mark(kv.first)};
+    }
+  } else if (n["dentry_lock"]) {
+    r.fail(n["dentry_lock"], "dentry_lock without dentries", "a 'dentries:' mapping");
+  }
+  if (const auto kernel = n["kernel"]) {
+    r.expect_map(kernel, "kernel of strategy '" + name + "'");
+    r.only_keys(kernel, "kernel of strategy '" + name + "'", {"hz"});
+    s.hz = static_cast<int>(r.integer(r.require(kernel, "hz", "kernel"), "hz", 10, 100000));
+  }
+  if (const auto seqs = n["seqcounts"]) parse_scoped(r, seqs, "seqcount", name, s.seqcounts);
+  if (n["description"]) s.description = r.scalar(n["description"], "description");
+  if (n["extends"]) s.extends = r.name(n["extends"], "extends");
+  if (const auto locks = n["locks"]) {
+    r.expect_map(locks, "locks of strategy '" + name + "'");
+    for (const auto& kv : locks) {
+      LockDecl d;
+      d.name = r.name(kv.first, "lock name");
+      d.mark = r.mark(kv.first);
+      const std::string what = "lock '" + d.name + "'";
+      r.expect_map(kv.second, what);
+      r.only_keys(kv.second, what, {"kind", "scope", "spin", "wake", "fair", "threshold"});
+      const auto kind = r.require(kv.second, "kind", what);
+      d.kind = r.scalar(kind, "kind");
+      const LockKind* row = find_lock_kind(d.kind);
+      if (!row || d.kind == FreeLock::kKind) r.fail(kind, "unknown lock kind '" + d.kind + "'", "one of: " + lock_kind_names());
+      d.scope = parse_scope(r, r.require(kv.second, "scope", what));
+      const bool sleeper_kind = row->sleeps;
+      if (const auto spin = kv.second["spin"]) {
+        if (!sleeper_kind) r.fail(spin, "'spin' does not apply to a " + d.kind + " lock", "'spin' only on mutex and rwsem locks");
+        d.spin = r.boolean(spin, "spin");
+      } else {
+        d.spin = !sleeper_kind || row->default_spin;  // rwsem readers sleep; mutex owners are spun on
+      }
+      if (const auto wake = kv.second["wake"]) {
+        if (!sleeper_kind) r.fail(wake, "'wake' does not apply to a " + d.kind + " lock", "'wake' only on mutex and rwsem locks");
+        d.wake_latency = r.duration(wake, "wake latency", true);
+      } else if (sleeper_kind && !d.spin) {
+        r.fail(kv.second, what + " has sleeping waiters but no wake-up latency",
+               "'wake: TIME' (scheduler wake-up, e.g. 5us)");
+      }
+      if (const auto fair = kv.second["fair"]) {
+        if (!row->fairness) r.fail(fair, "'fair' does not apply to a " + d.kind + " lock", "'fair' only on rwlock");
+        d.reader_preference = !r.boolean(fair, "fair");
+      }
+      if (const auto th = kv.second["threshold"]) {
+        if (!row->numa_threshold)
+          r.fail(th, "'threshold' does not apply to a " + d.kind + " lock", "'threshold' only on cna");
+        d.threshold = r.duration(th, "threshold", true);
+      }
+      s.locks[d.name] = d;
+    }
+  }
+  if (const auto lines = n["lines"])
+    parse_scoped(r, lines, "line", name, s.lines, {"scope", "on"}, [](LineDecl&, const YAML::Node&, const std::string&) {});
+  if (const auto pools = n["pools"]) parse_pools(r, pools, name, s.pools);
+  if (const auto ops = n["ops"]) {
+    r.expect_map(ops, "ops of strategy '" + name + "'");
+    for (const auto& kv : ops) {
+      OpDef op;
+      op.name = r.name(kv.first, "op name");
+      op.mark = r.mark(kv.first);
+      op.steps = parse_steps(r, kv.second, "op '" + op.name + "'");
+      s.ops[op.name] = std::move(op);
+    }
+  }
+  return s;
+}
+
+void resolve_extends(std::vector<Strategy>& strategies) {
+  std::map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < strategies.size(); ++i) index[strategies[i].name] = i;
+  std::vector<int> state(strategies.size(), 0);  // 0 new, 1 resolving, 2 done
+  std::function<void(std::size_t)> resolve = [&](std::size_t i) {
+    Strategy& s = strategies[i];
+    if (state[i] == 2) return;
+    if (state[i] == 1)
+      throw ScenarioError(s.mark, "strategy '" + s.name + "' extends itself through a cycle", "an acyclic 'extends' chain");
+    state[i] = 1;
+    if (!s.extends.empty()) {
+      auto it = index.find(s.extends);
+      if (it == index.end())
+        throw ScenarioError(s.mark, "strategy '" + s.name + "' extends '" + s.extends + "', which is not defined",
+                            "the name of another strategy of this file");
+      resolve(it->second);
+      const Strategy& p = strategies[it->second];
+      for (const auto& [k, v] : p.locks) s.locks.emplace(k, v);
+      for (const auto& [k, v] : p.lines) s.lines.emplace(k, v);
+      for (const auto& [k, v] : p.seqcounts) s.seqcounts.emplace(k, v);
+      for (const auto& [k, v] : p.pools) s.pools.emplace(k, v);
+      for (const auto& [k, v] : p.dentries) s.dentries.emplace(k, v);
+      if (s.hz == 0) s.hz = p.hz;
+      for (const auto& [k, v] : p.ops) s.ops.emplace(k, v);
+    }
+    state[i] = 2;
+  };
+  for (std::size_t i = 0; i < strategies.size(); ++i) resolve(i);
+}
+
+void check_references(const Strategy& s, const std::vector<std::string>& loop, const SourceMark& loop_mark,
+                      const Params& params) {
+  const StepRefs refs{s, params};
+  for (const auto& [name, line] : s.lines)
+    if (!line.on.empty()) {
+      auto it = s.locks.find(line.on);
+      if (it == s.locks.end())
+        throw ScenarioError(line.mark, "line '" + name + "' is on lock '" + line.on + "', which strategy '" + s.name +
+                                           "' does not declare", "a lock declared under 'locks:'");
+      const std::string& kind = it->second.kind;
+      if (!find_lock_kind(kind)->spinlock)
+        throw ScenarioError(line.mark, "line '" + name + "' is on lock '" + line.on + "' of kind " + kind,
+                            "a spinlock (" + lock_kind_names(true) + "): data shares a spinlock's word line");
+    }
+  for (const auto& [name, op] : s.ops) check_step_refs(refs, op.steps);
+  for (const auto& [name, pool] : s.pools)
+    for (const NumberRef* v : {&pool.low, &pool.high, &pool.refill})
+      if (!v->param.empty()) refs.need_param(v->param, ParamValue::Type::kNumber, pool.mark);
+  for (const auto& l : loop)
+    if (!s.ops.count(l))
+      throw ScenarioError(loop_mark, "the workload loop runs op '" + l + "', which strategy '" + s.name + "' does not define",
+                          "an op defined under 'ops:' of every strategy");
+  // Cycle check: depth-first over calls.
+  std::map<std::string, int> state;
+  std::function<void(const std::string&, const SourceMark&)> visit = [&](const std::string& op, const SourceMark& at) {
+    int& st = state[op];
+    if (st == 2) return;
+    if (st == 1)
+      throw ScenarioError(at, "op '" + op + "' of strategy '" + s.name + "' calls itself through a cycle",
+                          "op calls that never lead back to the caller");
+    st = 1;
+    std::function<void(const std::vector<Step>&)> calls = [&](const std::vector<Step>& steps) {
+      for (const auto& stp : steps) {
+        if (stp.kind == StepKind::kCall) visit(stp.target, stp.mark);
+        if (stp.has_body) calls(stp.body);
+        calls(stp.else_body);
+      }
+    };
+    calls(s.ops.at(op).steps);
+    state[op] = 2;
+  };
+  for (const auto& [name, op] : s.ops) visit(name, op.mark);
+}
+
+}  // namespace vfssim::models::parse

@@ -1,0 +1,137 @@
+// workload: what every CPU runs and for how long; variants: named
+// overrides of it (parameters, machine, task kind, loop, CPU counts), read
+// by the same parsers as the workload's own keys.
+#include <algorithm>
+
+#include "models/scenario/sections.h"
+
+namespace vfssim::models::parse {
+
+namespace {
+
+TaskKind parse_task_kind(const Reader& r, const YAML::Node& n) {
+  const std::string t = r.scalar(n, "tasks");
+  if (t == "process") return TaskKind::kProcess;
+  if (t == "thread") return TaskKind::kThread;
+  r.fail(n, "unknown task kind '" + t + "'", "process or thread");
+}
+
+// `label`: "workload" or "variant", for the message.
+void parse_loop(const Reader& r, const YAML::Node& loop, const std::string& label, Workload& w) {
+  w.loop.clear();
+  w.loop_mark = r.mark(loop);
+  if (!loop.IsSequence() || loop.size() == 0) r.fail(loop, label + " loop is not a non-empty list", "a list of op names");
+  for (const auto& op : loop) w.loop.push_back(r.name(op, "loop op"));
+}
+
+std::vector<int> parse_cpu_counts(const Reader& r, const YAML::Node& cpus, const Topology& machine) {
+  if (!cpus.IsSequence() || cpus.size() == 0) r.fail(cpus, "cpus is not a non-empty list", "a list such as [1, 2, 4]");
+  std::vector<int> out;
+  for (const auto& c : cpus) out.push_back(static_cast<int>(r.integer(c, "cpu count", 1, machine.num_cpus())));
+  return out;
+}
+
+void parse_placement(const Reader& r, const YAML::Node& n, const Topology& machine, Workload& w) {
+  if (n.IsSequence()) {
+    // An explicit CPU list: task i runs on the i-th CPU.
+    for (const auto& c : n) {
+      const int cpu = static_cast<int>(r.integer(c, "placement CPU", 0, machine.num_cpus() - 1));
+      if (std::find(w.cpu_list.begin(), w.cpu_list.end(), cpu) != w.cpu_list.end())
+        r.fail(c, "placement lists CPU " + std::to_string(cpu) + " twice", "each CPU once");
+      w.cpu_list.push_back(cpu);
+    }
+    if (w.cpu_list.empty()) r.fail(n, "placement is an empty list", "CPU numbers, or compact/spread/smt-last");
+    return;
+  }
+  const std::string p = r.scalar(n, "placement");
+  if (p == "compact") w.placement = Placement::kCompact;
+  else if (p == "spread") w.placement = Placement::kSpread;
+  else if (p == "smt-last") w.placement = Placement::kSmtLast;
+  else r.fail(n, "unknown placement '" + p + "'", "compact, spread, smt-last or a list of CPUs");
+}
+
+void parse_variant_params(const Reader& r, const YAML::Node& ps, const std::string& what, const Params& declared,
+                          Params& out) {
+  r.expect_map(ps, "params of " + what);
+  for (const auto& pv : ps) {
+    const std::string pn = r.name(pv.first, "parameter name");
+    auto it = declared.find(pn);
+    if (it == declared.end())
+      r.fail(pv.first, what + " sets parameter '" + pn + "', which 'params:' does not declare",
+             "a parameter declared under 'params:' with its default");
+    const ParamValue val = parse_param(r, pv.second, pn);
+    if (val.type != it->second.type)
+      r.fail(pv.second, what + " gives parameter '" + pn + "' a " + to_string(val.type),
+             std::string("a ") + to_string(it->second.type) + ", as its default");
+    out[pn] = val;
+  }
+}
+
+Variant parse_variant(const Reader& r, const YAML::Node& key, const YAML::Node& n, const Variant& def,
+                      const Scenario& sc, const std::vector<std::string>& machine_dirs) {
+  Variant v = def;
+  v.name = r.name(key, "variant name");
+  v.mark = r.mark(key);
+  if (v.name == "default") r.fail(key, "a variant is named 'default'", "another name: 'default' is the scenario as written");
+  const std::string what = "variant '" + v.name + "'";
+  r.expect_map(n, what);
+  r.only_keys(n, what, {"description", "params", "machine", "tasks", "loop", "cpus"});
+  if (n["description"]) v.description = r.scalar(n["description"], "description");
+  if (const auto ps = n["params"]) parse_variant_params(r, ps, what, sc.params, v.params);
+  if (const auto m = n["machine"]) {
+    v.machine = load_machine_ref(r, m, r.file(), machine_dirs);
+    v.machine_name = v.machine.name;
+    if (!n["cpus"]) {  // the workload's CPU counts that fit the variant's machine
+      const Topology vt(v.machine);
+      v.workload.cpus.clear();
+      for (int c : def.workload.cpus)
+        if (c <= vt.num_cpus()) v.workload.cpus.push_back(c);
+      if (v.workload.cpus.empty()) v.workload.cpus.push_back(vt.num_cpus());
+    }
+  }
+  if (const auto t = n["tasks"]) v.workload.tasks = parse_task_kind(r, t);
+  if (const auto loop = n["loop"]) parse_loop(r, loop, "variant", v.workload);
+  if (const auto cpus = n["cpus"]) v.workload.cpus = parse_cpu_counts(r, cpus, Topology(v.machine));
+  return v;
+}
+
+}  // namespace
+
+Workload parse_workload(const Reader& r, const YAML::Node& wl, const TopologySpec& machine) {
+  r.expect_map(wl, "workload");
+  r.only_keys(wl, "workload", {"tasks", "placement", "loop", "warmup", "duration", "cpus"});
+  Workload w;
+  if (!wl["tasks"]) r.fail(wl, "workload has no 'tasks'", "'tasks: process' or 'tasks: thread'");
+  w.tasks = parse_task_kind(r, wl["tasks"]);
+  const Topology topo(machine);
+  if (wl["placement"]) parse_placement(r, wl["placement"], topo, w);
+  parse_loop(r, r.require(wl, "loop", "workload"), "workload", w);
+  w.warmup = r.duration(r.require(wl, "warmup", "workload"), "warmup", false);
+  w.duration = r.duration(r.require(wl, "duration", "workload"), "duration", true);
+  if (const auto cpus = wl["cpus"]) {
+    w.cpus = parse_cpu_counts(r, cpus, topo);
+  } else {
+    for (int c = 1; c < topo.num_cpus(); c *= 2) w.cpus.push_back(c);
+    w.cpus.push_back(topo.num_cpus());
+  }
+  return w;
+}
+
+std::vector<Variant> parse_variants(const Reader& r, const YAML::Node& root, const Scenario& sc,
+                                    const std::vector<std::string>& machine_dirs) {
+  Variant def;
+  def.name = "default";
+  def.params = sc.params;
+  def.machine_name = sc.machine_name;
+  def.machine = sc.machine;
+  def.workload = sc.workload;
+  def.mark = r.mark(root);
+  std::vector<Variant> out{def};
+  if (const auto variants = root["variants"]) {
+    r.expect_map(variants, "variants");
+    for (const auto& kv : variants) out.push_back(parse_variant(r, kv.first, kv.second, def, sc, machine_dirs));
+  }
+  return out;
+}
+
+}  // namespace vfssim::models::parse
