@@ -20,44 +20,74 @@ std::unique_ptr<Lock> make_plain(const LockDecl&, LockContext ctx) {
 const std::vector<LockKind>& lock_kind_table() {
   static const std::vector<LockKind> table{
       {"tas", "test-and-test-and-set spinlock: a random waiter wins after the spinners' re-reads", true, false, false,
-       false, false, false, "_raw_spin_lock", "_raw_spin_lock", "_raw_spin_unlock", "_raw_spin_unlock",
-       make_plain<TasSpinlock>},
-      {"ticket", "ticket spinlock: FIFO, every waiter spins on the one word", true, false, false, false, false, false,
-       "_raw_spin_lock", "_raw_spin_lock", "_raw_spin_unlock", "_raw_spin_unlock", make_plain<TicketSpinlock>},
-      {"mcs", "MCS queue lock: FIFO, each waiter spins on its own node", true, false, false, false, false, false,
-       "_raw_spin_lock", "_raw_spin_lock", "_raw_spin_unlock", "_raw_spin_unlock", make_plain<McsSpinlock>},
+       false, "_raw_spin_lock", "_raw_spin_lock", "_raw_spin_unlock", "_raw_spin_unlock",
+       make_plain<TasSpinlock>, {}},
+      {"ticket", "ticket spinlock: FIFO, every waiter spins on the one word", true, false, false, false,
+       "_raw_spin_lock", "_raw_spin_lock", "_raw_spin_unlock", "_raw_spin_unlock", make_plain<TicketSpinlock>, {}},
+      {"mcs", "MCS queue lock: FIFO, each waiter spins on its own node", true, false, false, false,
+       "_raw_spin_lock", "_raw_spin_lock", "_raw_spin_unlock", "_raw_spin_unlock", make_plain<McsSpinlock>, {}},
       {"qspinlock", "queued spinlock (locked byte, pending bit, MCS queue): kernel/locking/qspinlock.c", true, false,
-       false, false, false, false, "queued_spin_lock_slowpath", "queued_spin_lock_slowpath", "_raw_spin_unlock",
-       "_raw_spin_unlock", make_plain<QSpinlock>},
+       false, false, "queued_spin_lock_slowpath", "queued_spin_lock_slowpath", "_raw_spin_unlock",
+       "_raw_spin_unlock", make_plain<QSpinlock>, {}},
       {"cna", "compact NUMA-aware qspinlock: the holder passes to a waiter on its node (secondary queue, threshold)",
-       true, false, false, false, false, true, "queued_spin_lock_slowpath", "queued_spin_lock_slowpath",
+       true, false, false, false, "queued_spin_lock_slowpath", "queued_spin_lock_slowpath",
        "_raw_spin_unlock", "_raw_spin_unlock",
        [](const LockDecl& d, LockContext ctx) -> std::unique_ptr<Lock> {
          return std::make_unique<CnaSpinlock>(ctx, d.threshold);
-       }},
+       },
+       {"threshold"}},
       {"mutex", "struct mutex: fast path, optimistic spinning on the owner (OSQ), or sleeping waiters", false, true,
-       true, false, false, false, "mutex_lock", "mutex_lock", "mutex_unlock", "mutex_unlock",
+       true, false, "mutex_lock", "mutex_lock", "mutex_unlock", "mutex_unlock",
        [](const LockDecl& d, LockContext ctx) -> std::unique_ptr<Lock> {
          return std::make_unique<Mutex>(ctx, d.spin, d.wake_latency);
-       }},
+       },
+       {"spin", "wake"}},
       {"rwsem", "rw_semaphore: a count word on one line; readers share it, waiters sleep unless spin: true", false,
-       true, false, true, false, false, "down_write", "down_read", "up_write", "up_read",
+       true, false, true, "down_write", "down_read", "up_write", "up_read",
        [](const LockDecl& d, LockContext ctx) -> std::unique_ptr<Lock> {
          return std::make_unique<RwLock>(ctx, !d.spin, false, d.wake_latency);
-       }},
+       },
+       {"spin", "wake"}},
       {"rwlock", "rwlock_t: a spinning reader/writer lock (fair: false for the old reader-preferring one)", false,
-       false, false, true, true, false, "_raw_write_lock", "_raw_read_lock", "_raw_write_unlock", "_raw_read_unlock",
+       false, false, true, "_raw_write_lock", "_raw_read_lock", "_raw_write_unlock", "_raw_read_unlock",
        [](const LockDecl& d, LockContext ctx) -> std::unique_ptr<Lock> {
          return std::make_unique<RwLock>(ctx, false, d.reader_preference, Duration{0});
-       }},
+       },
+       {"fair"}},
       {"brlock", "brlock/lglock: per-CPU spinlocks, a reader takes its own, a writer takes all", false, false, false,
-       true, false, false, "_raw_spin_lock", "_raw_spin_lock", "br_write_unlock", "br_read_unlock", make_plain<BrLock>},
+       true, "_raw_spin_lock", "_raw_spin_lock", "br_write_unlock", "br_read_unlock", make_plain<BrLock>, {}},
       // What-if runs only (design review): not declarable in a scenario.
-      {FreeLock::kKind, "what-if: a lock that costs nothing and excludes nothing", false, false, false, true, false,
-       false, "_raw_spin_lock", "_raw_spin_lock", "_raw_spin_unlock", "_raw_spin_unlock",
-       [](const LockDecl&, LockContext) -> std::unique_ptr<Lock> { return std::make_unique<FreeLock>(); }},
+      {FreeLock::kKind, "what-if: a lock that costs nothing and excludes nothing", false, false, false, true,
+       "_raw_spin_lock", "_raw_spin_lock", "_raw_spin_unlock", "_raw_spin_unlock",
+       [](const LockDecl&, LockContext) -> std::unique_ptr<Lock> { return std::make_unique<FreeLock>(); }, {}},
   };
   return table;
+}
+
+const std::vector<LockKey>& lock_keys() {
+  static const std::vector<LockKey> keys{
+      {"spin", "true|false (mutex: true, rwsem: false)", "waiters spin on a running owner (optimistic spinning)"},
+      {"wake", "TIME (required when waiters sleep)", "the scheduler's wake-up latency of a sleeping waiter"},
+      {"fair", "true|false (true)", "false: the old reader-preferring rwlock_t (readers pass queued writers)"},
+      {"threshold", "TIME (1ms)", "CNA: how long the secondary queue's head may be passed over"},
+  };
+  return keys;
+}
+
+bool LockKind::takes(const std::string& key) const {
+  for (const char* k : keys)
+    if (key == k) return true;
+  return false;
+}
+
+std::string lock_kinds_taking(const std::string& key) {
+  std::vector<std::string> names;
+  for (const auto& k : lock_kind_table())
+    if (k.takes(key)) names.push_back(k.name);
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  return out;
 }
 
 const LockKind* find_lock_kind(const std::string& name) {

@@ -14,23 +14,33 @@ namespace vfssim::models {
 
 struct LockDecl;
 
+// A key a lock declaration may carry beyond `kind` and `scope`; a kind's
+// row lists the ones it takes (the loader refuses the others).
+struct LockKey {
+  const char* name;
+  const char* value;        // what it takes, with its default
+  const char* description;  // one line, for docs
+};
+const std::vector<LockKey>& lock_keys();
+
 struct LockKind {
   const char* name;         // as written in scenario files
   const char* description;  // one line, for docs and errors
   // A spinlock: waiters spin; its word may carry a lockref count or data
   // (`lines: {X: {on: LOCK}}`), and it may be a dentry's d_lock.
   bool spinlock;
-  bool sleeps;              // waiters may sleep: takes `spin:` and `wake:`
+  bool sleeps;              // waiters may sleep: without `spin: true` they need `wake:`
   bool default_spin;        // sleeps: whether waiters spin unless `spin:` says otherwise
   bool read_write;          // has a shared (read) mode: `mode: read` is allowed
-  bool fairness;            // takes `fair:` (rwlock_t)
-  bool numa_threshold;      // takes `threshold:` (CNA's intra-node handoff limit)
   // What perf shows: waiting (acquiring) and releasing, exclusive then shared.
   const char* wait_symbol;
   const char* wait_symbol_shared;
   const char* release_symbol;
   const char* release_symbol_shared;
   std::unique_ptr<Lock> (*make)(const LockDecl&, LockContext);
+  std::vector<const char*> keys;  // of lock_keys(): the ones this kind takes
+
+  bool takes(const std::string& key) const;
 };
 
 // Every kind, in the order docs list them.
@@ -39,5 +49,7 @@ const std::vector<LockKind>& lock_kind_table();
 const LockKind* find_lock_kind(const std::string& name);
 // "tas, ticket, mcs, ..." (for messages).
 std::string lock_kind_names(bool spinlocks_only = false);
+// "mutex and rwsem": the kinds that take lock key `key` (for messages).
+std::string lock_kinds_taking(const std::string& key);
 
 }  // namespace vfssim::models

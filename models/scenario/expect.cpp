@@ -68,17 +68,126 @@ Expectation::PointRef parse_curve_ref(const Reader& r, const YAML::Node& n, cons
 
 const char* const kMetrics = "ops_per_sec, us_per_op, speedup or share:CHAIN-PREFIX";
 
-// Every figure kind an `expect:` entry may have, exactly one per entry.
-constexpr std::array<const char*, 6> kFigureKinds{"ratio", "change", "value", "curve", "peak", "spread"};
 
+// value: {point: S@N}; reported: a number.
+void parse_value_figure(const Reader& r, const YAML::Node& e, const YAML::Node& body, const YAML::Node& reported,
+    const Scenario& sc, const std::string& what, Expectation& x, std::vector<Expectation>& out) {
+  r.expect_map(body, what);
+  r.only_keys(body, what, {"point"});
+  x.new_point = parse_point_ref(r, r.require(body, "point", "value"), sc);
+  x.reported = parse_fraction(r, reported, "reported");
+  (void)e;
+  out.push_back(x);
+}
+
+// ratio or change: {new: S@N, base: S@N}; a change is kept as the ratio new/base.
+void parse_ratio_figure(const Reader& r, const YAML::Node& e, const YAML::Node& body, const YAML::Node& reported,
+    const Scenario& sc, const std::string& what, Expectation& x, std::vector<Expectation>& out) {
+  r.expect_map(body, what);
+  r.only_keys(body, what, {"new", "base"});
+  x.new_point = parse_point_ref(r, r.require(body, "new", x.kind), sc);
+  x.base_point = parse_point_ref(r, r.require(body, "base", x.kind), sc);
+  x.reported = parse_fraction(r, reported, "reported");
+  if (x.kind == "change") x.reported += 1.0;  // kept as the ratio new/base
+  (void)e;
+  out.push_back(x);
+}
+
+// spread: {point: S@N}; reported: [FASTEST, SLOWEST] task.
+void parse_spread_figure(const Reader& r, const YAML::Node& e, const YAML::Node& body, const YAML::Node& reported,
+    const Scenario& sc, const std::string& what, Expectation& x, std::vector<Expectation>& out) {
+  r.expect_map(body, what);
+  r.only_keys(body, what, {"point"});
+  x.new_point = parse_point_ref(r, r.require(body, "point", "spread"), sc);
+  if (!reported.IsSequence() || reported.size() != 2)
+    r.fail(reported, "the reported spread is not a pair", "[FASTEST, SLOWEST], such as [30, 180] (us_per_op)");
+  x.reported = parse_fraction(r, reported[0], "reported fastest");
+  x.reported_high = parse_fraction(r, reported[1], "reported slowest");
+  if (x.reported <= 0 || x.reported_high <= 0) r.fail(reported, "a spread's ends must be positive", "two positive numbers");
+  const bool latency = x.metric == "us_per_op";
+  if (latency ? x.reported > x.reported_high : x.reported < x.reported_high)
+    r.fail(reported, std::string("the fastest task comes first: ") + (latency ? "a lower" : "a higher") + " " +
+                         x.metric + " than the slowest",
+           "[FASTEST, SLOWEST]");
+  (void)e;
+  out.push_back(x);
+}
+
+// peak: {strategy, variant, cpus: [...]}; reported: {cpus, value}.
+void parse_peak_figure(const Reader& r, const YAML::Node& e, const YAML::Node& body, const YAML::Node& reported,
+    const Scenario& sc, const std::string& what, Expectation& x, std::vector<Expectation>& out) {
+  x.new_point = parse_curve_ref(r, body, sc, what, {"strategy", "variant", "cpus"});
+  const Topology machine(sc.variant(x.new_point.variant).machine);
+  const YAML::Node cpus = r.require(body, "cpus", what);
+  if (!cpus.IsSequence() || cpus.size() < 3)
+    r.fail(cpus, "a peak searches a curve of at least 3 CPU counts", "a list such as [1, 2, 4, 8, 16]");
+  for (const auto& c : cpus) {
+    const int v = parse_cpus(r, c, "CPU count", machine);
+    if (!x.peak_cpus.empty() && v <= x.peak_cpus.back())
+      r.fail(c, "the CPU counts of a peak must increase", "increasing CPU counts");
+    x.peak_cpus.push_back(v);
+  }
+  r.expect_map(reported, "the reported peak");
+  r.only_keys(reported, "the reported peak", {"cpus", "value"});
+  x.new_point.cpus = parse_cpus(r, r.require(reported, "cpus", "the reported peak"), "peak CPU count", machine);
+  x.reported = reported["value"] ? parse_fraction(r, reported["value"], "peak value")
+                                 : std::numeric_limits<double>::quiet_NaN();
+  (void)e;
+  out.push_back(x);
+}
+
+// curve: {strategy, variant}; reported: {CPUS: VALUE}, one value figure per point (fitted_at: the fitted one).
+void parse_curve_figure(const Reader& r, const YAML::Node& e, const YAML::Node& body, const YAML::Node& reported,
+    const Scenario& sc, const std::string& what, Expectation& x, std::vector<Expectation>& out) {
+  const Expectation::PointRef curve = parse_curve_ref(r, body, sc, what, {"strategy", "variant"});
+  const Topology machine(sc.variant(curve.variant).machine);
+  if (!reported.IsMap() || reported.size() == 0)
+    r.fail(reported, "a curve's reported figures are not a mapping", "CPUS: VALUE pairs, such as {2: 1.1e6, 48: 3e4}");
+  r.unique_keys(reported, "the reported curve");
+  int fitted_at = 0;
+  if (e["fitted_at"]) {
+    fitted_at = parse_cpus(r, e["fitted_at"], "fitted_at", machine);
+    if (!reported[e["fitted_at"].Scalar()])
+      r.fail(e["fitted_at"], "fitted_at " + std::to_string(fitted_at) + " is not a point of the curve",
+             "one of the curve's CPU counts");
+  }
+  int last = 0;
+  for (const auto& kv : reported) {
+    Expectation p = x;
+    p.kind = "value";
+    p.curve = x.id;
+    p.new_point = curve;
+    p.new_point.cpus = parse_cpus(r, kv.first, "CPU count", machine);
+    if (p.new_point.cpus <= last) r.fail(kv.first, "the CPU counts of a curve must increase", "increasing CPU counts");
+    last = p.new_point.cpus;
+    p.id = x.id + "@" + std::to_string(p.new_point.cpus);
+    p.reported = parse_fraction(r, kv.second, "reported");
+    p.fitted = p.new_point.cpus == fitted_at;
+    p.mark = r.mark(kv.first);
+    out.push_back(std::move(p));
+  }
+}
+
+struct FigureKind {
+  const char* name;
+  // (reader, the entry, its kind's body, its reported value, the scenario, a name for
+  // messages, the figure read so far, the figures it becomes)
+  void (*parse)(const Reader&, const YAML::Node&, const YAML::Node&, const YAML::Node&, const Scenario&,
+                const std::string&, Expectation&, std::vector<Expectation>&);
+};
+
+// Every figure kind an `expect:` entry may have, exactly one per entry.
+const FigureKind kFigureKinds[] = {{"ratio", parse_ratio_figure},   {"change", parse_ratio_figure},
+                                   {"value", parse_value_figure},   {"curve", parse_curve_figure},
+                                   {"peak", parse_peak_figure},     {"spread", parse_spread_figure}};
 }  // namespace
 
 std::vector<Expectation> parse_expect(const Reader& r, const YAML::Node& n, const Scenario& sc) {
   if (!n.IsSequence()) r.fail(n, "expect is not a list", "a list of reported figures");
   std::vector<Expectation> out;
   std::set<std::string> ids;
-  auto add = [&](Expectation x, const YAML::Node& at) {
-    if (!ids.insert(x.id).second) r.fail(at, "figure '" + x.id + "' appears twice", "a unique id per figure");
+  auto add = [&](Expectation x, const SourceMark& at) {
+    if (!ids.insert(x.id).second) throw ScenarioError(at, "figure '" + x.id + "' appears twice", "a unique id per figure");
     out.push_back(std::move(x));
   };
   for (const auto& e : n) {
@@ -90,10 +199,12 @@ std::vector<Expectation> parse_expect(const Reader& r, const YAML::Node& n, cons
     x.mark = r.mark(e);
     x.id = r.name(r.require(e, "figure", "an expected figure"), "figure id");
     int kinds = 0;
-    for (const char* k : kFigureKinds)
-      if (e[k]) {
+    const FigureKind* kind = nullptr;
+    for (const auto& k : kFigureKinds)
+      if (e[k.name]) {
         ++kinds;
-        x.kind = k;
+        x.kind = k.name;
+        kind = &k;
       }
     if (kinds != 1)
       r.fail(e, "figure '" + x.id + "' says " + std::to_string(kinds) + " of ratio/change/value/curve/peak/spread",
@@ -126,81 +237,12 @@ std::vector<Expectation> parse_expect(const Reader& r, const YAML::Node& n, cons
       r.fail(e["fitted_at"], "fitted_at is for curves", "fitted: true on a " + x.kind);
     x.source = r.scalar(r.require(e, "source", "figure '" + x.id + "'"), "source");
     const YAML::Node reported = r.require(e, "reported", "figure '" + x.id + "'");
-
-    if (x.kind == "value") {
-      r.expect_map(body, what);
-      r.only_keys(body, what, {"point"});
-      x.new_point = parse_point_ref(r, r.require(body, "point", "value"), sc);
-      x.reported = parse_fraction(r, reported, "reported");
-    } else if (x.kind == "ratio" || x.kind == "change") {
-      r.expect_map(body, what);
-      r.only_keys(body, what, {"new", "base"});
-      x.new_point = parse_point_ref(r, r.require(body, "new", x.kind), sc);
-      x.base_point = parse_point_ref(r, r.require(body, "base", x.kind), sc);
-      x.reported = parse_fraction(r, reported, "reported");
-      if (x.kind == "change") x.reported += 1.0;  // kept as the ratio new/base
-    } else if (x.kind == "spread") {
-      r.expect_map(body, what);
-      r.only_keys(body, what, {"point"});
-      x.new_point = parse_point_ref(r, r.require(body, "point", "spread"), sc);
-      if (!reported.IsSequence() || reported.size() != 2)
-        r.fail(reported, "the reported spread is not a pair", "[FASTEST, SLOWEST], such as [30, 180] (us_per_op)");
-      x.reported = parse_fraction(r, reported[0], "reported fastest");
-      x.reported_high = parse_fraction(r, reported[1], "reported slowest");
-      if (x.reported <= 0 || x.reported_high <= 0) r.fail(reported, "a spread's ends must be positive", "two positive numbers");
-      const bool latency = x.metric == "us_per_op";
-      if (latency ? x.reported > x.reported_high : x.reported < x.reported_high)
-        r.fail(reported, std::string("the fastest task comes first: ") + (latency ? "a lower" : "a higher") + " " +
-                             x.metric + " than the slowest",
-               "[FASTEST, SLOWEST]");
-    } else if (x.kind == "peak") {
-      x.new_point = parse_curve_ref(r, body, sc, what, {"strategy", "variant", "cpus"});
-      const Topology machine(sc.variant(x.new_point.variant).machine);
-      const YAML::Node cpus = r.require(body, "cpus", what);
-      if (!cpus.IsSequence() || cpus.size() < 3)
-        r.fail(cpus, "a peak searches a curve of at least 3 CPU counts", "a list such as [1, 2, 4, 8, 16]");
-      for (const auto& c : cpus) {
-        const int v = parse_cpus(r, c, "CPU count", machine);
-        if (!x.peak_cpus.empty() && v <= x.peak_cpus.back())
-          r.fail(c, "the CPU counts of a peak must increase", "increasing CPU counts");
-        x.peak_cpus.push_back(v);
-      }
-      r.expect_map(reported, "the reported peak");
-      r.only_keys(reported, "the reported peak", {"cpus", "value"});
-      x.new_point.cpus = parse_cpus(r, r.require(reported, "cpus", "the reported peak"), "peak CPU count", machine);
-      x.reported = reported["value"] ? parse_fraction(r, reported["value"], "peak value")
-                                     : std::numeric_limits<double>::quiet_NaN();
-    } else {  // curve: one value figure per point
-      const Expectation::PointRef curve = parse_curve_ref(r, body, sc, what, {"strategy", "variant"});
-      const Topology machine(sc.variant(curve.variant).machine);
-      if (!reported.IsMap() || reported.size() == 0)
-        r.fail(reported, "a curve's reported figures are not a mapping", "CPUS: VALUE pairs, such as {2: 1.1e6, 48: 3e4}");
-      r.unique_keys(reported, "the reported curve");
-      int fitted_at = 0;
-      if (e["fitted_at"]) {
-        fitted_at = parse_cpus(r, e["fitted_at"], "fitted_at", machine);
-        if (!reported[e["fitted_at"].Scalar()])
-          r.fail(e["fitted_at"], "fitted_at " + std::to_string(fitted_at) + " is not a point of the curve",
-                 "one of the curve's CPU counts");
-      }
-      int last = 0;
-      for (const auto& kv : reported) {
-        Expectation p = x;
-        p.kind = "value";
-        p.curve = x.id;
-        p.new_point = curve;
-        p.new_point.cpus = parse_cpus(r, kv.first, "CPU count", machine);
-        if (p.new_point.cpus <= last) r.fail(kv.first, "the CPU counts of a curve must increase", "increasing CPU counts");
-        last = p.new_point.cpus;
-        p.id = x.id + "@" + std::to_string(p.new_point.cpus);
-        p.reported = parse_fraction(r, kv.second, "reported");
-        p.fitted = p.new_point.cpus == fitted_at;
-        p.mark = r.mark(kv.first);
-        add(std::move(p), kv.first);
-      }
-      continue;
+    std::vector<Expectation> figures;
+    kind->parse(r, e, body, reported, sc, what, x, figures);
+    for (auto& f : figures) {
+      const SourceMark at = f.curve.empty() ? r.mark(e["figure"]) : f.mark;  // a curve's point: its CPU count
+      add(std::move(f), at);
     }
-    add(std::move(x), e["figure"]);
   }
   // One fitted figure per curve (strategy and variant): a second constant
   // fitted to the same configuration would turn its figures into restatements.
@@ -216,5 +258,4 @@ std::vector<Expectation> parse_expect(const Reader& r, const YAML::Node& n, cons
   }
   return out;
 }
-
 }  // namespace vfssim::models::parse

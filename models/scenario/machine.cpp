@@ -15,13 +15,10 @@ namespace fs = std::filesystem;
 
 namespace parse {
 
-TopologySpec parse_machine(const Reader& r, const YAML::Node& n, const std::string& name_hint) {
-  TopologySpec t;
-  r.expect_map(n, "machine");
-  r.only_keys(n, "machine", {"machine", "description", "levels", "numa", "core", "interconnect", "local_hit",
-                             "local_atomic", "invalidate_per_sharer", "smt_throughput", "matrix", "coherence"});
-  t.name = n["machine"] ? r.name(n["machine"], "machine name") : name_hint;
-  if (n["description"]) t.description = r.scalar(n["description"], "description");
+namespace {
+
+// levels: from the outside in, each {name, count, transfer}.
+void parse_levels(const Reader& r, const YAML::Node& n, TopologySpec& t) {
   const auto levels = r.require(n, "levels", "machine");
   if (!levels.IsSequence() || levels.size() == 0)
     r.fail(levels, "machine levels is not a non-empty list", "a list of {name, count, transfer} from the outside in");
@@ -38,19 +35,11 @@ TopologySpec parse_machine(const Reader& r, const YAML::Node& n, const std::stri
     if (!levels[i]["transfer"])
       r.fail(levels[i], "level '" + t.levels[i].name + "' has no transfer cost",
              "'transfer: TIME' on every level but the innermost");
-  auto level_index = [&](const char* key) {
-    if (!n[key]) return key == std::string("core") ? static_cast<int>(t.levels.size()) - 1 : 0;
-    const std::string s = r.scalar(n[key], key);
-    for (std::size_t i = 0; i < t.levels.size(); ++i)
-      if (t.levels[i].name == s) return static_cast<int>(i);
-    r.fail(n[key], std::string(key) + " names level '" + s + "', which the machine does not have", "a level name");
-  };
-  t.numa_level = level_index("numa");
-  t.core_level = level_index("core");
-  if (t.numa_level > t.core_level)  // spread placement fills nodes with whole cores
-    r.fail(n["numa"], "numa level '" + t.levels[t.numa_level].name + "' lies inside the core level '" +
-                          t.levels[t.core_level].name + "': a NUMA node would split a core",
-           "a numa level at or above the core level");
+}
+
+// How the outermost elements (sockets, boards) are linked: a base cost and
+// a cost per hop over `links` (full, ring, or a list of pairs).
+void parse_interconnect(const Reader& r, const YAML::Node& n, TopologySpec& t) {
   if (const auto ic = n["interconnect"]) {
     r.expect_map(ic, "interconnect");
     r.only_keys(ic, "interconnect", {"base", "hop", "links"});
@@ -79,49 +68,85 @@ TopologySpec parse_machine(const Reader& r, const YAML::Node& n, const std::stri
     r.fail(n, "machine has " + std::to_string(t.levels[0].count) + " '" + t.levels[0].name +
                   "' elements but no interconnect", "'interconnect: {base: TIME, hop: TIME}'");
   }
+}
+
+// A core's throughput with all its threads busy, relative to one thread.
+double parse_smt_throughput(const Reader& r, const YAML::Node& smt, const TopologySpec& t) {
+  const int threads_per_core = [&] {
+    int k = 1;
+    for (std::size_t i = static_cast<std::size_t>(t.core_level) + 1; i < t.levels.size(); ++i) k *= t.levels[i].count;
+    return k;
+  }();
+  const double v = parse_fraction(r, smt, "smt_throughput");
+  if (!(v >= 1.0 && v <= threads_per_core))
+    r.fail(smt, "smt_throughput " + smt.Scalar() + " is outside 1.." + std::to_string(threads_per_core),
+           "a core's throughput with all " + std::to_string(threads_per_core) +
+               " hardware threads busy relative to one thread, from 1 (no gain) to " +
+               std::to_string(threads_per_core) + " (no sharing)");
+  return v;
+
+}
+
+// How a contended line behaves (docs/scenario-format.md, "Coherence").
+Coherence parse_coherence(const Reader& r, const YAML::Node& c) {
+  TopologySpec t;  // the fields below are t.coherence's
+  r.expect_map(c, "coherence");
+  r.only_keys(c, "coherence", {"kind", "contended_rmw", "contended_rmw_remote", "reread", "shared_store"});
+  const YAML::Node kind = r.require(c, "kind", "coherence");
+  const std::string k = r.scalar(kind, "coherence kind");
+  if (k == "directory") t.coherence.kind = CoherenceKind::kDirectory;
+  else if (k == "broadcast") t.coherence.kind = CoherenceKind::kBroadcast;
+  else if (k == "pairwise") t.coherence.kind = CoherenceKind::kPairwise;
+  else r.fail(kind, "unknown coherence kind '" + k + "'", "directory, broadcast or pairwise");
+  if (c["contended_rmw"]) t.coherence.contended_rmw = r.duration(c["contended_rmw"], "contended_rmw", false);
+  if (c["contended_rmw_remote"])
+    t.coherence.contended_rmw_remote = r.duration(c["contended_rmw_remote"], "contended_rmw_remote", true);
+  if (c["reread"]) {
+    if (t.coherence.kind != CoherenceKind::kDirectory)
+      r.fail(c["reread"], "reread is a directory machine's", "reread only with kind: directory");
+    t.coherence.reread = r.duration(c["reread"], "reread", false);
+  } else if (t.coherence.kind == CoherenceKind::kDirectory) {
+    r.fail(c, "a directory machine has no reread", "'reread: TIME': the home's time per re-read of a line its socket holds");
+  }
+  if (c["shared_store"]) {
+    if (t.coherence.kind != CoherenceKind::kBroadcast)
+      r.fail(c["shared_store"], "shared_store is a broadcast machine's",
+             "shared_store only with kind: broadcast (a directory's store to a shared line costs its distance)");
+    t.coherence.shared_store = r.duration(c["shared_store"], "shared_store", false);
+  }
+
+  return t.coherence;
+}
+
+}  // namespace
+
+TopologySpec parse_machine(const Reader& r, const YAML::Node& n, const std::string& name_hint) {
+  TopologySpec t;
+  r.expect_map(n, "machine");
+  r.only_keys(n, "machine", {"machine", "description", "levels", "numa", "core", "interconnect", "local_hit",
+                             "local_atomic", "invalidate_per_sharer", "smt_throughput", "matrix", "coherence"});
+  t.name = n["machine"] ? r.name(n["machine"], "machine name") : name_hint;
+  if (n["description"]) t.description = r.scalar(n["description"], "description");
+  parse_levels(r, n, t);
+  auto level_index = [&](const char* key) {
+    if (!n[key]) return key == std::string("core") ? static_cast<int>(t.levels.size()) - 1 : 0;
+    const std::string s = r.scalar(n[key], key);
+    for (std::size_t i = 0; i < t.levels.size(); ++i)
+      if (t.levels[i].name == s) return static_cast<int>(i);
+    r.fail(n[key], std::string(key) + " names level '" + s + "', which the machine does not have", "a level name");
+  };
+  t.numa_level = level_index("numa");
+  t.core_level = level_index("core");
+  if (t.numa_level > t.core_level)  // spread placement fills nodes with whole cores
+    r.fail(n["numa"], "numa level '" + t.levels[t.numa_level].name + "' lies inside the core level '" +
+                          t.levels[t.core_level].name + "': a NUMA node would split a core",
+           "a numa level at or above the core level");
+  parse_interconnect(r, n, t);
   t.local_hit = r.duration(r.require(n, "local_hit", "machine"), "local_hit", false);
   t.local_atomic = r.duration(r.require(n, "local_atomic", "machine"), "local_atomic", false);
   if (n["invalidate_per_sharer"]) t.invalidate_per_sharer = r.duration(n["invalidate_per_sharer"], "invalidate_per_sharer", false);
-  if (const auto smt = n["smt_throughput"]) {
-    const int threads_per_core = [&] {
-      int k = 1;
-      for (std::size_t i = static_cast<std::size_t>(t.core_level) + 1; i < t.levels.size(); ++i) k *= t.levels[i].count;
-      return k;
-    }();
-    const double v = parse_fraction(r, smt, "smt_throughput");
-    if (!(v >= 1.0 && v <= threads_per_core))
-      r.fail(smt, "smt_throughput " + smt.Scalar() + " is outside 1.." + std::to_string(threads_per_core),
-             "a core's throughput with all " + std::to_string(threads_per_core) +
-                 " hardware threads busy relative to one thread, from 1 (no gain) to " +
-                 std::to_string(threads_per_core) + " (no sharing)");
-    t.smt_throughput = v;
-  }
-  if (const auto c = n["coherence"]) {
-    r.expect_map(c, "coherence");
-    r.only_keys(c, "coherence", {"kind", "contended_rmw", "contended_rmw_remote", "reread", "shared_store"});
-    const YAML::Node kind = r.require(c, "kind", "coherence");
-    const std::string k = r.scalar(kind, "coherence kind");
-    if (k == "directory") t.coherence.kind = CoherenceKind::kDirectory;
-    else if (k == "broadcast") t.coherence.kind = CoherenceKind::kBroadcast;
-    else if (k == "pairwise") t.coherence.kind = CoherenceKind::kPairwise;
-    else r.fail(kind, "unknown coherence kind '" + k + "'", "directory, broadcast or pairwise");
-    if (c["contended_rmw"]) t.coherence.contended_rmw = r.duration(c["contended_rmw"], "contended_rmw", false);
-    if (c["contended_rmw_remote"])
-      t.coherence.contended_rmw_remote = r.duration(c["contended_rmw_remote"], "contended_rmw_remote", true);
-    if (c["reread"]) {
-      if (t.coherence.kind != CoherenceKind::kDirectory)
-        r.fail(c["reread"], "reread is a directory machine's", "reread only with kind: directory");
-      t.coherence.reread = r.duration(c["reread"], "reread", false);
-    } else if (t.coherence.kind == CoherenceKind::kDirectory) {
-      r.fail(c, "a directory machine has no reread", "'reread: TIME': the home's time per re-read of a line its socket holds");
-    }
-    if (c["shared_store"]) {
-      if (t.coherence.kind != CoherenceKind::kBroadcast)
-        r.fail(c["shared_store"], "shared_store is a broadcast machine's",
-               "shared_store only with kind: broadcast (a directory's store to a shared line costs its distance)");
-      t.coherence.shared_store = r.duration(c["shared_store"], "shared_store", false);
-    }
-  }
+  if (const auto smt = n["smt_throughput"]) t.smt_throughput = parse_smt_throughput(r, smt, t);
+  if (const auto c = n["coherence"]) t.coherence = parse_coherence(r, c);
   if (const auto m = n["matrix"]) {
     if (!m.IsSequence()) r.fail(m, "matrix is not a list of rows", "a list of rows of times");
     for (const auto& row : m) {

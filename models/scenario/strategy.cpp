@@ -61,15 +61,9 @@ void parse_pools(const Reader& r, const YAML::Node& n, const std::string& strate
                });
 }
 
-}  // namespace
-
-Strategy parse_strategy(const Reader& r, const std::string& name, const YAML::Node& n) {
-  Strategy s;
-  s.name = name;
-  s.mark = r.mark(n);
-  r.expect_map(n, "strategy '" + name + "'");
-  r.only_keys(n, "strategy '" + name + "'",
-              {"description", "extends", "kernel", "locks", "lines", "seqcounts", "pools", "dentries", "dentry_lock", "ops"});
+// dentries: NAME: {scope: S}, each a d_lock of kind dentry_lock (a spinlock
+// kind), a d_count line and a d_seq seqcount of that scope.
+void parse_dentries(const Reader& r, const YAML::Node& n, const std::string& name, Strategy& s) {
   if (const auto dentries = n["dentries"]) {
     r.expect_map(dentries, "dentries of strategy '" + name + "'");
     const auto kind = r.require(n, "dentry_lock", "strategy '" + name + "' (it declares dentries)");
@@ -95,6 +89,52 @@ Strategy parse_strategy(const Reader& r, const std::string& name, const YAML::No
   } else if (n["dentry_lock"]) {
     r.fail(n["dentry_lock"], "dentry_lock without dentries", "a 'dentries:' mapping");
   }
+}
+
+// locks: NAME: {kind, scope, ...}: the kind's row in the lock-kind registry
+// says which of spin, wake, fair and threshold apply.
+void parse_locks(const Reader& r, const YAML::Node& locks, const std::string& name, std::map<std::string, LockDecl>& out) {
+  r.expect_map(locks, "locks of strategy '" + name + "'");
+  for (const auto& kv : locks) {
+    LockDecl d;
+    d.name = r.name(kv.first, "lock name");
+    d.mark = r.mark(kv.first);
+    const std::string what = "lock '" + d.name + "'";
+    r.expect_map(kv.second, what);
+    std::vector<const char*> allowed{"kind", "scope"};
+    for (const auto& key : lock_keys()) allowed.push_back(key.name);
+    r.only_keys(kv.second, what, allowed);
+    const auto kind = r.require(kv.second, "kind", what);
+    d.kind = r.scalar(kind, "kind");
+    const LockKind* row = find_lock_kind(d.kind);
+    if (!row || d.kind == FreeLock::kKind) r.fail(kind, "unknown lock kind '" + d.kind + "'", "one of: " + lock_kind_names());
+    d.scope = parse_scope(r, r.require(kv.second, "scope", what));
+    for (const auto& key : lock_keys()) {
+      const std::string k = key.name;
+      if (const auto v = kv.second[key.name]; v && !row->takes(k))
+        r.fail(v, "'" + k + "' does not apply to a " + d.kind + " lock", "'" + k + "' only on " + lock_kinds_taking(k) + " locks");
+    }
+    const YAML::Node& m = kv.second;
+    d.spin = m["spin"] ? r.boolean(m["spin"], "spin") : !row->sleeps || row->default_spin;  // rwsem readers sleep
+    if (m["wake"]) d.wake_latency = r.duration(m["wake"], "wake latency", true);
+    else if (row->sleeps && !d.spin)
+      r.fail(m, what + " has sleeping waiters but no wake-up latency", "'wake: TIME' (scheduler wake-up, e.g. 5us)");
+    if (m["fair"]) d.reader_preference = !r.boolean(m["fair"], "fair");
+    if (m["threshold"]) d.threshold = r.duration(m["threshold"], "threshold", true);
+    out[d.name] = d;
+  }
+}
+
+}  // namespace
+
+Strategy parse_strategy(const Reader& r, const std::string& name, const YAML::Node& n) {
+  Strategy s;
+  s.name = name;
+  s.mark = r.mark(n);
+  r.expect_map(n, "strategy '" + name + "'");
+  r.only_keys(n, "strategy '" + name + "'",
+              {"description", "extends", "kernel", "locks", "lines", "seqcounts", "pools", "dentries", "dentry_lock", "ops"});
+  parse_dentries(r, n, name, s);
   if (const auto kernel = n["kernel"]) {
     r.expect_map(kernel, "kernel of strategy '" + name + "'");
     r.only_keys(kernel, "kernel of strategy '" + name + "'", {"hz"});
@@ -103,46 +143,7 @@ Strategy parse_strategy(const Reader& r, const std::string& name, const YAML::No
   if (const auto seqs = n["seqcounts"]) parse_scoped(r, seqs, "seqcount", name, s.seqcounts);
   if (n["description"]) s.description = r.scalar(n["description"], "description");
   if (n["extends"]) s.extends = r.name(n["extends"], "extends");
-  if (const auto locks = n["locks"]) {
-    r.expect_map(locks, "locks of strategy '" + name + "'");
-    for (const auto& kv : locks) {
-      LockDecl d;
-      d.name = r.name(kv.first, "lock name");
-      d.mark = r.mark(kv.first);
-      const std::string what = "lock '" + d.name + "'";
-      r.expect_map(kv.second, what);
-      r.only_keys(kv.second, what, {"kind", "scope", "spin", "wake", "fair", "threshold"});
-      const auto kind = r.require(kv.second, "kind", what);
-      d.kind = r.scalar(kind, "kind");
-      const LockKind* row = find_lock_kind(d.kind);
-      if (!row || d.kind == FreeLock::kKind) r.fail(kind, "unknown lock kind '" + d.kind + "'", "one of: " + lock_kind_names());
-      d.scope = parse_scope(r, r.require(kv.second, "scope", what));
-      const bool sleeper_kind = row->sleeps;
-      if (const auto spin = kv.second["spin"]) {
-        if (!sleeper_kind) r.fail(spin, "'spin' does not apply to a " + d.kind + " lock", "'spin' only on mutex and rwsem locks");
-        d.spin = r.boolean(spin, "spin");
-      } else {
-        d.spin = !sleeper_kind || row->default_spin;  // rwsem readers sleep; mutex owners are spun on
-      }
-      if (const auto wake = kv.second["wake"]) {
-        if (!sleeper_kind) r.fail(wake, "'wake' does not apply to a " + d.kind + " lock", "'wake' only on mutex and rwsem locks");
-        d.wake_latency = r.duration(wake, "wake latency", true);
-      } else if (sleeper_kind && !d.spin) {
-        r.fail(kv.second, what + " has sleeping waiters but no wake-up latency",
-               "'wake: TIME' (scheduler wake-up, e.g. 5us)");
-      }
-      if (const auto fair = kv.second["fair"]) {
-        if (!row->fairness) r.fail(fair, "'fair' does not apply to a " + d.kind + " lock", "'fair' only on rwlock");
-        d.reader_preference = !r.boolean(fair, "fair");
-      }
-      if (const auto th = kv.second["threshold"]) {
-        if (!row->numa_threshold)
-          r.fail(th, "'threshold' does not apply to a " + d.kind + " lock", "'threshold' only on cna");
-        d.threshold = r.duration(th, "threshold", true);
-      }
-      s.locks[d.name] = d;
-    }
-  }
+  if (const auto locks = n["locks"]) parse_locks(r, locks, name, s.locks);
   if (const auto lines = n["lines"])
     parse_scoped(r, lines, "line", name, s.lines, {"scope", "on"}, [](LineDecl&, const YAML::Node&, const std::string&) {});
   if (const auto pools = n["pools"]) parse_pools(r, pools, name, s.pools);

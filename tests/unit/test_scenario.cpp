@@ -160,3 +160,25 @@ TEST_CASE("docs/scenario-format.md's step table is the step-kind registry, key f
   std::sort(registry.begin(), registry.end());
   CHECK(rows == registry);
 }
+
+TEST_CASE("docs/scenario-format.md's lock-key table is the registry's lock_keys(), with the kinds taking each") {
+  std::ifstream in(std::string(VFSSIM_SOURCE_DIR) + "/docs/scenario-format.md");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string doc = ss.str();
+  const auto at = doc.find("| key | value (default) | kinds | meaning |");
+  REQUIRE(at != std::string::npos);
+  std::vector<std::string> rows;
+  for (std::size_t i = doc.find("\n| `", at); i != std::string::npos && i < doc.find("\n\n", at);
+       i = doc.find("\n| `", i + 1))
+    rows.push_back(doc.substr(i + 1, doc.find('\n', i + 1) - i - 1));
+  const auto& keys = vfssim::models::lock_keys();
+  REQUIRE(rows.size() == keys.size());
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    std::string kinds = vfssim::models::lock_kinds_taking(keys[k].name);
+    for (auto p = kinds.find(" and "); p != std::string::npos; p = kinds.find(" and ")) kinds.replace(p, 5, ", ");
+    std::string value = keys[k].value;
+    for (auto p = value.find('|'); p != std::string::npos; p = value.find('|', p + 2)) value.replace(p, 1, "\\|");
+    CHECK(rows[k] == "| `" + std::string(keys[k].name) + "` | " + value + " | " + kinds + " | " + keys[k].description + " |");
+  }
+}
