@@ -271,9 +271,17 @@ bool Executor::end_iteration(std::size_t t, sim::Time& at, bool& ended_before) {
   }
   task.pc = 0;
   if (at > config_.end) return false;  // past the window: this task is done
-  if (at == task.last_iteration_end)
-    throw InvariantViolation("an iteration of the loop took no simulated time on cpu " + std::to_string(task.cpu) +
-                             ": the run would never advance");
+  // A random time may draw 0 (compute: {exp: 1ns}); a loop that can take
+  // no time at all is refused before the run (iteration_can_take_time), so
+  // only a long run of zero-time iterations means the clock cannot advance.
+  if (at == task.last_iteration_end) {
+    if (++task.zero_time_iterations > kMaxZeroTimeIterations)
+      throw InvariantViolation("the loop took no simulated time " + std::to_string(kMaxZeroTimeIterations) +
+                               " iterations in a row on cpu " + std::to_string(task.cpu) +
+                               ": the run would never advance");
+  } else {
+    task.zero_time_iterations = 0;
+  }
   task.last_iteration_end = at;
   // A loop with no shared step would never yield: one event per iteration
   // at most keeps the engine in charge.

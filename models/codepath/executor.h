@@ -122,6 +122,7 @@ class Executor final : public sim::EventHandler {
 
  private:
   enum EventKind : std::uint32_t { kResume = 0, kWarmupEnd = 1, kGracePeriodEnd = 2 };
+  static constexpr std::uint32_t kMaxZeroTimeIterations = 10000;
 
   struct SeqFrame {
     std::uint64_t seq;    // the model's sequence at read_seqbegin
@@ -138,6 +139,7 @@ class Executor final : public sim::EventHandler {
     sim::Time blocked_since{};
     sim::Time last_iteration_end{Duration{-1}};
     std::uint64_t window_iterations = 0;
+    std::uint32_t zero_time_iterations = 0;  // in a row, ending at last_iteration_end
     sim::RngStream rng;
     Lock* const* locks = nullptr;
     const std::uint32_t* lock_ids = nullptr;

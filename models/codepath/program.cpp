@@ -443,4 +443,25 @@ Program compile_program(const Strategy& strategy, const std::vector<std::string>
   return Compiler(strategy, params, max_instructions).run(loop);
 }
 
+bool iteration_can_take_time(const Program& program) {
+  for (const Instr& in : program.code) {
+    switch (in.kind) {
+      case InstrKind::kCompute:
+      case InstrKind::kSleep:
+        // A parameter's time was resolved at compile time into `a` (and `b`).
+        if (in.time.a > Duration{0} || in.time.b > Duration{0}) return true;
+        break;
+      case InstrKind::kBranch:
+      case InstrKind::kJump:
+      case InstrKind::kEndIteration:
+      case InstrKind::kRcuReadLock:
+      case InstrKind::kRcuReadUnlock:
+        break;
+      default:
+        return true;  // a shared step: it costs the machine's time, and yields to the engine
+    }
+  }
+  return false;
+}
+
 }  // namespace vfssim::models

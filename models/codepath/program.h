@@ -78,6 +78,11 @@ struct Program {
   std::string chain(std::size_t pc) const;
 };
 
+// Whether an iteration can advance the clock: false when every instruction
+// is a local step of zero time (compute 0ns, branches, jumps), so the loop
+// would spin at one instant forever.
+bool iteration_can_take_time(const Program& program);
+
 // Compiles `strategy` running `loop`. Throws ScenarioError when the program
 // would exceed `max_instructions` (a repeat unrolled too far).
 // Workload parameters resolve here: `if:` conditions drop steps, `$name`

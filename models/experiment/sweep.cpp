@@ -114,7 +114,13 @@ SweepPlan plan_sweep(const Scenario& scenario, const SweepSpec& spec) {
       const Topology topo(v.machine);
       // Compile errors (a repeat expanded too far, a parameter out of
       // range) are bad input: report them before any point runs.
-      (void)compile_program(scenario.strategy(s), v.workload.loop, v.params);
+      const Program program = compile_program(scenario.strategy(s), v.workload.loop, v.params);
+      if (!iteration_can_take_time(program))
+        throw ScenarioError(v.workload.loop_mark,
+                            "one iteration of the loop of strategy '" + s + "'" +
+                                (vn == "default" ? "" : " in variant '" + vn + "'") +
+                                " takes no simulated time (every step is zero time): the run would never advance",
+                            "a step that takes time (compute: 1ns, a lock, an atomic)");
       const std::vector<int> cpus = spec.cpus.empty() ? v.workload.cpus : spec.cpus;
       for (int c : cpus) {
         if (c < 1 || c > topo.num_cpus())

@@ -17,12 +17,37 @@ namespace vfssim::models {
 
 namespace fs = std::filesystem;
 
+// A message quotes the input: a NUL would cut it short in what(), a lone
+// byte of a multi-byte character would make it invalid UTF-8 (which Python
+// cannot decode). Such bytes are written as \xNN; valid UTF-8 stays as is.
+std::string printable(const std::string& text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    bool ok = len > 0 && i + len <= text.size();
+    for (std::size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(text[i + k]) >> 6) == 0x2;
+    if (ok && len == 1 && (c < 0x20 && c != '\n' && c != '\t')) ok = false;
+    if (ok && c == 0x7f) ok = false;
+    if (!ok) {
+      char buf[5];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+      ++i;
+      continue;
+    }
+    out.append(text, i, len);
+    i += len;
+  }
+  return out;
+}
+
 ScenarioError::ScenarioError(SourceMark mark, const std::string& problem, const std::string& expected)
-    : std::runtime_error(mark.file + ":" + std::to_string(mark.line) + ":" + std::to_string(mark.column) +
-                         ": " + problem + (expected.empty() ? "" : "; expected " + expected)),
+    : std::runtime_error(printable(mark.file) + ":" + std::to_string(mark.line) + ":" + std::to_string(mark.column) +
+                         ": " + printable(problem) + (expected.empty() ? "" : "; expected " + printable(expected))),
       mark_(std::move(mark)),
-      problem_(problem),
-      expected_(expected) {}
+      problem_(printable(problem)),
+      expected_(printable(expected)) {}
 
 const char* to_string(Scope s) {
   switch (s) {
@@ -137,6 +162,9 @@ Scenario load_from(const std::string& text, const std::string& file, const std::
   const auto strategies = r.require(root, "strategies", "the scenario");
   r.expect_map(strategies, "strategies");
   if (strategies.size() == 0) r.fail(strategies, "strategies is empty", "at least one strategy");
+  if (strategies.size() > kMaxStrategies)
+    r.fail(strategies, "the scenario has " + std::to_string(strategies.size()) + " strategies",
+           "at most " + std::to_string(kMaxStrategies));
   for (const auto& kv : strategies) sc.strategies.push_back(parse_strategy(r, r.name(kv.first, "strategy name"), kv.second));
   resolve_extends(sc.strategies);
   for (const auto& s : sc.strategies)

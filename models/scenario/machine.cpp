@@ -1,4 +1,5 @@
 // machine: inline, a preset by name, or a machine file by path.
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -31,6 +32,11 @@ void parse_levels(const Reader& r, const YAML::Node& n, TopologySpec& t) {
     if (l["transfer"]) lv.transfer = r.duration(l["transfer"], "transfer", false);
     t.levels.push_back(lv);
   }
+  long long cpus = 1;  // 64-bit and capped: a level's count is up to 2^20
+  for (const auto& lv : t.levels) cpus = std::min<long long>(cpus * lv.count, Topology::kMaxCpus + 1);
+  if (cpus > Topology::kMaxCpus)
+    r.fail(levels, "the machine has more than " + std::to_string(Topology::kMaxCpus) + " hardware threads",
+           "at most " + std::to_string(Topology::kMaxCpus) + " (the most vfssim supports: its CPU x CPU cost matrix)");
   for (std::size_t i = 0; i + 1 < t.levels.size(); ++i)
     if (!levels[i]["transfer"])
       r.fail(levels[i], "level '" + t.levels[i].name + "' has no transfer cost",
@@ -73,9 +79,10 @@ void parse_interconnect(const Reader& r, const YAML::Node& n, TopologySpec& t) {
 // A core's throughput with all its threads busy, relative to one thread.
 double parse_smt_throughput(const Reader& r, const YAML::Node& smt, const TopologySpec& t) {
   const int threads_per_core = [&] {
-    int k = 1;
-    for (std::size_t i = static_cast<std::size_t>(t.core_level) + 1; i < t.levels.size(); ++i) k *= t.levels[i].count;
-    return k;
+    long long k = 1;  // 64-bit and capped: counts are up to 2^20 each
+    for (std::size_t i = static_cast<std::size_t>(t.core_level) + 1; i < t.levels.size(); ++i)
+      k = std::min<long long>(k * t.levels[i].count, Topology::kMaxCpus + 1);
+    return static_cast<int>(k);
   }();
   const double v = parse_fraction(r, smt, "smt_throughput");
   if (!(v >= 1.0 && v <= threads_per_core))
@@ -149,8 +156,17 @@ TopologySpec parse_machine(const Reader& r, const YAML::Node& n, const std::stri
   if (const auto c = n["coherence"]) t.coherence = parse_coherence(r, c);
   if (const auto m = n["matrix"]) {
     if (!m.IsSequence()) r.fail(m, "matrix is not a list of rows", "a list of rows of times");
+    // Sizes first: YAML aliases can make a short file name a huge matrix.
+    long long cpus = 1;
+    for (const auto& lv : t.levels) cpus = std::min<long long>(cpus * lv.count, Topology::kMaxCpus + 1);
+    if (static_cast<long long>(m.size()) != cpus)
+      r.fail(m, "matrix has " + std::to_string(m.size()) + " rows for " + std::to_string(cpus) + " CPUs",
+             "one row per CPU");
     for (const auto& row : m) {
       if (!row.IsSequence()) r.fail(row, "matrix row is not a list", "a list of times");
+      if (static_cast<long long>(row.size()) != cpus)
+        r.fail(row, "matrix row has " + std::to_string(row.size()) + " entries for " + std::to_string(cpus) + " CPUs",
+               "one entry per CPU");
       for (const auto& v : row) t.measured_matrix.push_back(r.duration(v, "matrix entry", false));
     }
   }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -29,13 +30,15 @@ Duration parse_duration(const std::string& text, const SourceMark& mark) {
   const auto dot = number.find('.');
   const std::string ip = number.substr(0, dot);
   std::string fp = dot == std::string::npos ? "" : number.substr(dot + 1);
+  const std::size_t first_digit = ip.find_first_not_of('0');  // 0001ns is 1ns
+  const std::string ip_digits = first_digit == std::string::npos ? "" : ip.substr(first_digit);
   while (!fp.empty() && fp.back() == '0') fp.pop_back();
   // A day of simulated time at most: an exponential draw (up to ~37 times
   // its mean) then still fits the int64 picosecond clock.
   const std::string too_large = "at most 86400s (a day) of simulated time";
-  if (ip.size() > 15) throw ScenarioError(mark, "time '" + text + "' is too large", too_large);
+  if (ip_digits.size() > 15) throw ScenarioError(mark, "time '" + text + "' is too large", too_large);
   if (fp.size() > 12) throw ScenarioError(mark, "time '" + text + "' is finer than a picosecond", "a whole number of picoseconds");
-  __int128 v = (ip.empty() ? 0 : std::stoll(ip)) * static_cast<__int128>(scale);
+  __int128 v = (ip_digits.empty() ? 0 : std::stoll(ip_digits)) * static_cast<__int128>(scale);
   __int128 denom = 1;
   __int128 frac = 0;
   for (char c : fp) {
@@ -144,7 +147,19 @@ ParamValue parse_param(const Reader& r, const YAML::Node& n, const std::string& 
   return v;
 }
 
+// A scenario or machine file: a regular file (a FIFO would block, a device
+// never end) of at most kMaxFileBytes.
 std::string read_file(const std::string& path) {
+  constexpr std::uintmax_t kMaxFileBytes = 4 << 20;
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) throw ScenarioError({path, 0, 0}, "cannot open the file", "a readable file");
+  if (!std::filesystem::is_regular_file(status))
+    throw ScenarioError({path, 0, 0}, "not a regular file (a directory, FIFO or device)", "a scenario file");
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec && size > kMaxFileBytes)
+    throw ScenarioError({path, 0, 0}, "the file has " + std::to_string(size) + " bytes",
+                        "at most " + std::to_string(kMaxFileBytes) + " bytes (4 MiB)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ScenarioError({path, 0, 0}, "cannot open the file", "a readable file");
   std::ostringstream ss;
@@ -154,8 +169,13 @@ std::string read_file(const std::string& path) {
 
 YAML::Node parse_yaml(const std::string& text, const std::string& file) {
   try {
-    YAML::Node root = YAML::Load(text);
-    return root;
+    // One document: a second one (after '---') would be ignored silently.
+    std::vector<YAML::Node> docs = YAML::LoadAll(text);
+    if (docs.size() > 1)
+      throw ScenarioError({file, docs[1].Mark().line + 1, docs[1].Mark().column + 1},
+                          "the file holds " + std::to_string(docs.size()) + " YAML documents",
+                          "one document (no second '---')");
+    return docs.empty() ? YAML::Node() : docs[0];
   } catch (const YAML::DeepRecursion& e) {  // yaml-cpp's message is only "bad file"
     throw ScenarioError({file, e.mark.line + 1, e.mark.column + 1},
                         "YAML nesting deeper than " + std::to_string(e.depth() - 1) + " levels",

@@ -52,6 +52,26 @@ class Reader {
   }
   static constexpr std::size_t kMaxSteps = 100000;
 
+  // Bounds the nesting of step lists (bodies inside bodies): a YAML alias
+  // that contains itself nests forever, and deep nesting would overflow the
+  // stack of the recursive parser and compiler.
+  class Nesting {
+   public:
+    Nesting(const Reader& r, const YAML::Node& n) : r_(r) {
+      if (++r_.depth_ > kMaxNesting)
+        r_.fail(n, "steps nested more than " + std::to_string(kMaxNesting) +
+                       " levels deep (a YAML alias that contains itself?)",
+                "shallower steps (move inner steps into an op and call it)");
+    }
+    ~Nesting() { --r_.depth_; }
+    Nesting(const Nesting&) = delete;
+    Nesting& operator=(const Nesting&) = delete;
+
+   private:
+    const Reader& r_;
+  };
+  static constexpr int kMaxNesting = 64;
+
   // Fails on any key of `n` not in `allowed`.
   void only_keys(const YAML::Node& n, const std::string& what, std::initializer_list<const char*> allowed) const {
     only_keys(n, what, std::vector<const char*>(allowed));
@@ -84,10 +104,15 @@ class Reader {
   std::string name(const YAML::Node& n, const std::string& what) const {
     std::string s = scalar(n, what);
     if (s.empty()) fail(n, what + " is empty", "a name");
-    for (char c : s)
-      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.'))
-        fail(n, what + " '" + s + "' has the character '" + std::string(1, c) + "'",
-             "a name of letters, digits, '_', '-' and '.'");
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      const char c = s[i];
+      if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.') continue;
+      // The whole character: a UTF-8 lead byte and its continuation bytes.
+      std::size_t j = i + 1;
+      while (j < s.size() && (static_cast<unsigned char>(s[j]) >> 6) == 0x2 && (static_cast<unsigned char>(c) & 0x80)) ++j;
+      fail(n, what + " '" + s + "' has the character '" + s.substr(i, j - i) + "'",
+           "a name of ASCII letters, digits, '_', '-' and '.'");
+    }
     return s;
   }
 
@@ -161,6 +186,7 @@ class Reader {
  private:
   std::string file_;
   mutable std::size_t steps_ = 0;
+  mutable int depth_ = 0;
 };
 
 Scope parse_scope(const Reader& r, const YAML::Node& n);

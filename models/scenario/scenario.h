@@ -26,6 +26,9 @@ struct SourceMark {
 };
 
 // A bad scenario: what() is "FILE:LINE:COL: what is wrong; what was expected".
+// `text` with invalid UTF-8 and control characters written as \xNN.
+std::string printable(const std::string& text);
+
 class ScenarioError : public std::runtime_error {
  public:
   ScenarioError(SourceMark mark, const std::string& problem, const std::string& expected);
@@ -215,6 +218,7 @@ struct Workload {
   Duration duration{0};
   std::vector<int> cpus;                // default sweep
   SourceMark loop_mark;
+  SourceMark placement_mark;            // of an explicit CPU list
 };
 
 // A named workload variant: parameter values and, optionally, another

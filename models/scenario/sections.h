@@ -16,6 +16,13 @@
 
 namespace vfssim::models::parse {
 
+// Bounds that keep the recursive parts (inlining op calls, extends) on a
+// safe stack and a load's work proportional to its file.
+constexpr std::size_t kMaxExtends = 64;     // strategies in one extends chain
+constexpr int kMaxCallDepth = 128;          // nested op calls
+constexpr std::size_t kMaxStrategies = 256;
+constexpr std::size_t kMaxVariants = 256;
+
 TopologySpec parse_machine(const Reader& r, const YAML::Node& n, const std::string& name_hint);
 // `machine: NAME` (a preset) or `machine: PATH.yaml`, relative to `file`.
 TopologySpec load_machine_ref(const Reader& r, const YAML::Node& n, const std::string& file,

@@ -177,7 +177,10 @@ void parse_walk(const Reader& r, const YAML::Node& n, Step& s, const std::string
   const YAML::Node path = n["walk"];
   if (!path.IsSequence() || path.size() == 0)
     r.fail(path, "the path of the " + what + " is not a non-empty list", "a list of dentry names, such as [root, tmp, file]");
-  for (const auto& c : path) s.walk.path.push_back(r.name(c, "dentry of the " + what));
+  for (const auto& c : path) {
+    r.count_step(c);  // each component becomes steps: aliases must not multiply them for free
+    s.walk.path.push_back(r.name(c, "dentry of the " + what));
+  }
   const std::string mode = r.scalar(r.require(n, "mode", "the " + what), "walk mode");
   if (mode == "rcu") s.walk.rcu = true;
   else if (mode == "ref") s.walk.rcu = false;
@@ -208,6 +211,8 @@ void parse_walk(const Reader& r, const YAML::Node& n, Step& s, const std::string
 }
 
 void check_walk(const StepRefs& refs, const Step& st) {
+  if (st.walk.lockref)  // lockref on each d_lock: a dentry's lock may be redeclared (extends), so check it here
+    for (const auto& d : st.walk.path) refs.need_lock(d + ".d_lock", st.mark, true);
   if (!st.walk.refuse_if.empty()) refs.need_param(st.walk.refuse_if, ParamValue::Type::kBool, st.mark);
   if (!st.walk.component.param.empty()) refs.need_param(st.walk.component.param, ParamValue::Type::kTime, st.mark);
 }
@@ -300,6 +305,7 @@ Step parse_step(const Reader& r, const YAML::Node& n, const std::string& where) 
 
 std::vector<Step> parse_steps(const Reader& r, const YAML::Node& n, const std::string& where) {
   if (!n.IsSequence()) r.fail(n, where + " is not a list of steps", "a list such as [ {compute: 100ns} ]");
+  const Reader::Nesting nesting(r, n);
   std::vector<Step> out;
   for (const auto& item : n) out.push_back(parse_step(r, item, where));
   return out;

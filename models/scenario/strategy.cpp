@@ -1,7 +1,9 @@
 // strategies: locks (kinds from the lock-kind registry), lines, seqcounts,
 // pools, dentries, the kernel's HZ, and the ops' steps; `extends`; and the
 // check that every name a strategy uses is declared.
+#include <algorithm>
 #include <functional>
+#include <set>
 #include <type_traits>
 
 #include "models/kernel/free_lock.h"
@@ -164,31 +166,74 @@ void resolve_extends(std::vector<Strategy>& strategies) {
   std::map<std::string, std::size_t> index;
   for (std::size_t i = 0; i < strategies.size(); ++i) index[strategies[i].name] = i;
   std::vector<int> state(strategies.size(), 0);  // 0 new, 1 resolving, 2 done
-  std::function<void(std::size_t)> resolve = [&](std::size_t i) {
-    Strategy& s = strategies[i];
-    if (state[i] == 2) return;
-    if (state[i] == 1)
-      throw ScenarioError(s.mark, "strategy '" + s.name + "' extends itself through a cycle", "an acyclic 'extends' chain");
-    state[i] = 1;
-    if (!s.extends.empty()) {
+  for (std::size_t first = 0; first < strategies.size(); ++first) {
+    // The chain first -> its parent -> ... up to a resolved strategy (or
+    // none), then merged from the top down. A loop, not recursion: a chain
+    // may be long, though not longer than kMaxExtends.
+    std::vector<std::size_t> chain;
+    for (std::size_t i = first; state[i] != 2;) {
+      Strategy& s = strategies[i];
+      if (state[i] == 1)
+        throw ScenarioError(s.mark, "strategy '" + s.name + "' extends itself through a cycle", "an acyclic 'extends' chain");
+      state[i] = 1;
+      chain.push_back(i);
+      if (chain.size() > kMaxExtends)
+        throw ScenarioError(strategies[first].mark, "strategy '" + strategies[first].name + "' extends a chain of more than " +
+                                                        std::to_string(kMaxExtends) + " strategies",
+                            "a shorter 'extends' chain");
+      if (s.extends.empty()) break;
       auto it = index.find(s.extends);
       if (it == index.end())
         throw ScenarioError(s.mark, "strategy '" + s.name + "' extends '" + s.extends + "', which is not defined",
                             "the name of another strategy of this file");
-      resolve(it->second);
-      const Strategy& p = strategies[it->second];
-      for (const auto& [k, v] : p.locks) s.locks.emplace(k, v);
-      for (const auto& [k, v] : p.lines) s.lines.emplace(k, v);
-      for (const auto& [k, v] : p.seqcounts) s.seqcounts.emplace(k, v);
-      for (const auto& [k, v] : p.pools) s.pools.emplace(k, v);
-      for (const auto& [k, v] : p.dentries) s.dentries.emplace(k, v);
-      if (s.hz == 0) s.hz = p.hz;
-      for (const auto& [k, v] : p.ops) s.ops.emplace(k, v);
+      i = it->second;
     }
-    state[i] = 2;
-  };
-  for (std::size_t i = 0; i < strategies.size(); ++i) resolve(i);
+    for (auto c = chain.rbegin(); c != chain.rend(); ++c) {
+      Strategy& s = strategies[*c];
+      if (!s.extends.empty()) {
+        const Strategy& p = strategies[index.at(s.extends)];
+        for (const auto& [k, v] : p.locks) s.locks.emplace(k, v);
+        for (const auto& [k, v] : p.lines) s.lines.emplace(k, v);
+        for (const auto& [k, v] : p.seqcounts) s.seqcounts.emplace(k, v);
+        for (const auto& [k, v] : p.pools) s.pools.emplace(k, v);
+        for (const auto& [k, v] : p.dentries) s.dentries.emplace(k, v);
+        if (s.hz == 0) s.hz = p.hz;
+        for (const auto& [k, v] : p.ops) s.ops.emplace(k, v);
+      }
+      state[*c] = 2;
+    }
+  }
 }
+
+namespace {
+
+// synchronize_rcu() inside an RCU read section never returns: the grace
+// period waits for the reader, the reader for the grace period (lockdep's
+// "Illegal synchronize_rcu() in RCU read-side critical section"). Checked
+// through op calls; `section` is the rcu_read step the steps run in.
+void check_rcu_deadlock(const Strategy& s, const std::vector<Step>& steps, const Step* section,
+                        const std::string& via, std::set<std::string>& checked_inside) {
+  for (const auto& st : steps) {
+    if (st.kind == StepKind::kSynchronizeRcu && section)
+      throw ScenarioError(st.mark, "synchronize_rcu inside the RCU read section begun at line " +
+                                       std::to_string(section->mark.line) + ", column " +
+                                       std::to_string(section->mark.column) + via +
+                                       ": the grace period waits for this reader, which waits for the grace period",
+                          "synchronize_rcu outside rcu_read (call_rcu may be used inside)");
+    const Step* inner = st.kind == StepKind::kRcuRead ? (section ? section : &st) : section;
+    if (st.kind == StepKind::kCall && inner && checked_inside.insert(st.target).second)
+      check_rcu_deadlock(s, s.ops.at(st.target).steps, inner, via + " (through op '" + st.target + "')", checked_inside);
+    if (st.has_body) check_rcu_deadlock(s, st.body, inner, via, checked_inside);
+    check_rcu_deadlock(s, st.else_body, inner, via, checked_inside);
+  }
+}
+
+void check_rcu_deadlock(const Strategy& s) {
+  std::set<std::string> checked_inside;  // ops already checked as called inside a read section
+  for (const auto& [name, op] : s.ops) check_rcu_deadlock(s, op.steps, nullptr, "", checked_inside);
+}
+
+}  // namespace
 
 void check_references(const Strategy& s, const std::vector<std::string>& loop, const SourceMark& loop_mark,
                       const Params& params) {
@@ -212,26 +257,40 @@ void check_references(const Strategy& s, const std::vector<std::string>& loop, c
     if (!s.ops.count(l))
       throw ScenarioError(loop_mark, "the workload loop runs op '" + l + "', which strategy '" + s.name + "' does not define",
                           "an op defined under 'ops:' of every strategy");
-  // Cycle check: depth-first over calls.
-  std::map<std::string, int> state;
-  std::function<void(const std::string&, const SourceMark&)> visit = [&](const std::string& op, const SourceMark& at) {
+  // Cycle and depth check, depth-first over calls: `height` is the longest
+  // call chain below an op (the compiler inlines calls recursively).
+  std::map<std::string, int> state, height;
+  std::function<int(const std::string&, const SourceMark&, int)> visit = [&](const std::string& op, const SourceMark& at,
+                                                                               int level) -> int {
     int& st = state[op];
-    if (st == 2) return;
     if (st == 1)
       throw ScenarioError(at, "op '" + op + "' of strategy '" + s.name + "' calls itself through a cycle",
                           "op calls that never lead back to the caller");
-    st = 1;
-    std::function<void(const std::vector<Step>&)> calls = [&](const std::vector<Step>& steps) {
-      for (const auto& stp : steps) {
-        if (stp.kind == StepKind::kCall) visit(stp.target, stp.mark);
-        if (stp.has_body) calls(stp.body);
-        calls(stp.else_body);
-      }
-    };
-    calls(s.ops.at(op).steps);
-    state[op] = 2;
+    if (st != 2) {
+      if (level > kMaxCallDepth)
+        throw ScenarioError(at, "op calls of strategy '" + s.name + "' nested more than " + std::to_string(kMaxCallDepth) +
+                                    " deep (at op '" + op + "')", "shallower op calls");
+      st = 1;
+      int h = 0;
+      std::function<void(const std::vector<Step>&)> calls = [&](const std::vector<Step>& steps) {
+        for (const auto& stp : steps) {
+          if (stp.kind == StepKind::kCall) h = std::max(h, visit(stp.target, stp.mark, level + 1));
+          if (stp.has_body) calls(stp.body);
+          calls(stp.else_body);
+        }
+      };
+      calls(s.ops.at(op).steps);
+      state[op] = 2;
+      height[op] = h + 1;
+    }
+    if (level + height[op] - 1 > kMaxCallDepth)
+      throw ScenarioError(at, "op calls of strategy '" + s.name + "' nested more than " + std::to_string(kMaxCallDepth) +
+                                  " deep (through op '" + op + "')", "shallower op calls");
+    return height[op];
   };
-  for (const auto& [name, op] : s.ops) visit(name, op.mark);
+  for (const auto& [name, op] : s.ops) visit(name, op.mark, 1);
+  check_rcu_deadlock(s);
 }
+
 
 }  // namespace vfssim::models::parse

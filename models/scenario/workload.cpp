@@ -27,7 +27,12 @@ void parse_loop(const Reader& r, const YAML::Node& loop, const std::string& labe
 std::vector<int> parse_cpu_counts(const Reader& r, const YAML::Node& cpus, const Topology& machine) {
   if (!cpus.IsSequence() || cpus.size() == 0) r.fail(cpus, "cpus is not a non-empty list", "a list such as [1, 2, 4]");
   std::vector<int> out;
-  for (const auto& c : cpus) out.push_back(static_cast<int>(r.integer(c, "cpu count", 1, machine.num_cpus())));
+  for (const auto& c : cpus) {
+    const int v = static_cast<int>(r.integer(c, "cpu count", 1, machine.num_cpus()));
+    if (std::find(out.begin(), out.end(), v) != out.end())
+      r.fail(c, "cpu count " + std::to_string(v) + " appears twice", "each CPU count once");
+    out.push_back(v);
+  }
   return out;
 }
 
@@ -41,6 +46,7 @@ void parse_placement(const Reader& r, const YAML::Node& n, const Topology& machi
       w.cpu_list.push_back(cpu);
     }
     if (w.cpu_list.empty()) r.fail(n, "placement is an empty list", "CPU numbers, or compact/spread/smt-last");
+    w.placement_mark = r.mark(n);
     return;
   }
   const std::string p = r.scalar(n, "placement");
@@ -48,6 +54,22 @@ void parse_placement(const Reader& r, const YAML::Node& n, const Topology& machi
   else if (p == "spread") w.placement = Placement::kSpread;
   else if (p == "smt-last") w.placement = Placement::kSmtLast;
   else r.fail(n, "unknown placement '" + p + "'", "compact, spread, smt-last or a list of CPUs");
+}
+
+// An explicit placement must hold every CPU count the sweep runs, on CPUs
+// the machine (a variant's, too) has.
+void check_placement(const Reader& r, const YAML::Node& at, const Workload& w, const Topology& machine,
+                     const std::string& what) {
+  if (w.cpu_list.empty()) return;
+  for (int cpu : w.cpu_list)
+    if (cpu >= machine.num_cpus())
+      r.fail(at, "the placement lists CPU " + std::to_string(cpu) + " but the machine of " + what + " (" +
+                     machine.name() + ") has " + std::to_string(machine.num_cpus()) + " CPUs",
+             "placement CPUs below " + std::to_string(machine.num_cpus()) + " (or a placement by name)");
+  for (int c : w.cpus)
+    if (c > static_cast<int>(w.cpu_list.size()))
+      r.fail(at, what + " runs " + std::to_string(c) + " CPUs but the placement lists " +
+                     std::to_string(w.cpu_list.size()), "CPU counts up to the placement's length");
 }
 
 void parse_variant_params(const Reader& r, const YAML::Node& ps, const std::string& what, const Params& declared,
@@ -91,7 +113,9 @@ Variant parse_variant(const Reader& r, const YAML::Node& key, const YAML::Node& 
   }
   if (const auto t = n["tasks"]) v.workload.tasks = parse_task_kind(r, t);
   if (const auto loop = n["loop"]) parse_loop(r, loop, "variant", v.workload);
-  if (const auto cpus = n["cpus"]) v.workload.cpus = parse_cpu_counts(r, cpus, Topology(v.machine));
+  const Topology vt(v.machine);
+  if (const auto cpus = n["cpus"]) v.workload.cpus = parse_cpu_counts(r, cpus, vt);
+  check_placement(r, n, v.workload, vt, what);
   return v;
 }
 
@@ -110,10 +134,12 @@ Workload parse_workload(const Reader& r, const YAML::Node& wl, const TopologySpe
   w.duration = r.duration(r.require(wl, "duration", "workload"), "duration", true);
   if (const auto cpus = wl["cpus"]) {
     w.cpus = parse_cpu_counts(r, cpus, topo);
-  } else {
-    for (int c = 1; c < topo.num_cpus(); c *= 2) w.cpus.push_back(c);
-    w.cpus.push_back(topo.num_cpus());
+  } else {  // powers of two up to the machine, or up to an explicit placement's length
+    const int most = w.cpu_list.empty() ? topo.num_cpus() : static_cast<int>(w.cpu_list.size());
+    for (int c = 1; c < most; c *= 2) w.cpus.push_back(c);
+    w.cpus.push_back(most);
   }
+  check_placement(r, wl["cpus"] ? wl["cpus"] : wl, w, topo, "the workload");
   return w;
 }
 
@@ -129,6 +155,9 @@ std::vector<Variant> parse_variants(const Reader& r, const YAML::Node& root, con
   std::vector<Variant> out{def};
   if (const auto variants = root["variants"]) {
     r.expect_map(variants, "variants");
+    if (variants.size() > kMaxVariants)
+      r.fail(variants, "the scenario has " + std::to_string(variants.size()) + " variants",
+             "at most " + std::to_string(kMaxVariants));
     for (const auto& kv : variants) out.push_back(parse_variant(r, kv.first, kv.second, def, sc, machine_dirs));
   }
   return out;

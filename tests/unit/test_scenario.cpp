@@ -116,6 +116,8 @@ TEST_CASE("an explicit placement puts task i on the i-th listed CPU") {
   CHECK(run_point(sc, PointSpec{"base", 2, 0, 1}).ops > 0);
   expect_error(replace(kMinimal, "  tasks: thread\n", "  tasks: thread\n  placement: [1, 1]\n"), 10, 18, "twice");
   expect_error(replace(kMinimal, "  tasks: thread\n", "  tasks: thread\n  placement: [9]\n"), 10, 15, "out of range");
+  expect_error(replace(kMinimal, "  tasks: thread\n", "  tasks: thread\n  placement: [3, 1]\n  cpus: [1, 4]\n"), 11, 9,
+               "the placement lists 2");
 }
 
 TEST_CASE("docs/scenario-format.md lists exactly the registry's lock kinds") {
