@@ -18,6 +18,9 @@ const char* to_string(StopReason r) {
 StopReason Simulation::run(const RunLimits& limits) {
   stop_requested_ = false;
   std::uint64_t budget = limits.max_events;
+  const std::uint64_t work_end =
+      limits.max_work > std::numeric_limits<std::uint64_t>::max() - work_ ? std::numeric_limits<std::uint64_t>::max()
+                                                                          : work_ + limits.max_work;
   while (!queue_.empty()) {
     if (queue_.top().time > limits.end) {
       now_ = limits.end;
@@ -30,6 +33,7 @@ StopReason Simulation::run(const RunLimits& limits) {
     ++events_executed_;
     handlers_[e.target]->handle(*this, e);
     if (stop_requested_) return StopReason::kRequested;
+    if (work_ >= work_end) return StopReason::kEventBudget;
   }
   return StopReason::kQueueEmpty;
 }

@@ -38,6 +38,10 @@ const char* to_string(StopReason r);
 struct RunLimits {
   Time end = Time{Duration{std::numeric_limits<std::int64_t>::max()}};
   std::uint64_t max_events = std::numeric_limits<std::uint64_t>::max();
+  // Work reported by handlers (add_work) after which run() returns as if
+  // the event budget were spent: one event may do much work (a code path
+  // of a million local steps), and budgets are checked between runs.
+  std::uint64_t max_work = std::numeric_limits<std::uint64_t>::max();
 };
 
 class SimulationError : public std::runtime_error {
@@ -67,6 +71,9 @@ class Simulation {
 
   // Asks the loop to stop after the current event.
   void request_stop() { stop_requested_ = true; }
+  // Work a handler did beside its events (steps it ran without an event).
+  void add_work(std::uint64_t n) { work_ += n; }
+  std::uint64_t work() const { return work_; }
 
   // Runs until the next event lies past `limits.end`, the queue drains, a
   // handler asks to stop, or the event budget is spent. Events exactly at
@@ -81,6 +88,7 @@ class Simulation {
   Time now_ = kTimeZero;
   std::uint64_t next_seq_ = 0;
   std::uint64_t events_executed_ = 0;
+  std::uint64_t work_ = 0;
   bool stop_requested_ = false;
   EventQueue queue_;
   std::vector<EventHandler*> handlers_;

@@ -118,10 +118,12 @@ void Executor::start() {
 
 void Executor::handle(sim::Simulation& sim, const sim::Event& e) {
   switch (e.kind) {
-    case kWarmupEnd: reset_window(); return;
-    case kGracePeriodEnd: grace_period_end(sim.now()); return;
+    case kWarmupEnd: reset_window(); break;
+    case kGracePeriodEnd: grace_period_end(sim.now()); break;
     default: run(static_cast<std::size_t>(e.arg), sim.now(), true);
   }
+  sim.add_work(local_steps_);  // the budget checks count steps run ahead of the clock too
+  local_steps_ = 0;
 }
 
 void Executor::reset_window() {
@@ -218,6 +220,7 @@ void Executor::run(std::size_t t, sim::Time at, bool from_event) {
 
 bool Executor::run_local(std::size_t t, const Instr& in, sim::Time& at) {
   Task& task = tasks_[t];
+  ++local_steps_;
   switch (in.kind) {
     case InstrKind::kCompute: {
       const Duration d = smt_->stretch(t, draw(task, in.time), [this](std::size_t u) { return !tasks_[u].blocked; });

@@ -207,6 +207,7 @@ class Executor final : public sim::EventHandler {
   std::unique_ptr<RcuDriver> rcu_;  // when the program has synchronize_rcu or call_rcu
 
   std::vector<Grant> woken_;  // scratch for releases
+  std::uint64_t local_steps_ = 0;  // steps run during the current event
   std::uint64_t window_iterations_ = 0;
   std::uint64_t events_before_window_ = 0;
 };

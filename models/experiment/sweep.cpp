@@ -21,6 +21,9 @@ namespace {
 // milliseconds of engine work, so a wall-time budget or a Ctrl-C takes
 // effect promptly.
 constexpr std::uint64_t kChunkEvents = 1u << 18;
+// Local steps per chunk: an event may run many of them (a task runs ahead
+// of the clock through compute steps), about as much work as kChunkEvents.
+constexpr std::uint64_t kChunkWork = 1u << 22;
 
 std::string at_clock(const sim::Simulation& sim, sim::Time end) {
   return "at " + sim::format_duration(sim.now() - sim::kTimeZero) + " of simulated time (the run ends at " +
@@ -41,7 +44,7 @@ sim::StopReason run_within_limits(sim::Simulation& sim, sim::Time end, const Poi
       }
       chunk = std::min(chunk, limits.max_events - used);
     }
-    const sim::StopReason why = sim.run(sim::RunLimits{end, chunk});
+    const sim::StopReason why = sim.run(sim::RunLimits{end, chunk, kChunkWork});
     if (why != sim::StopReason::kEventBudget) return why;
     if (limits.cancelled && limits.cancelled()) {
       limit_stop = "cancelled " + at_clock(sim, end);

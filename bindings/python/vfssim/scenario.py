@@ -58,6 +58,22 @@ def _safe_load(text, name):
     return data
 
 
+def _explain_error(err, text, edited, had_text):
+    """The loader's error with the dotted key of the element it points at."""
+    try:
+        key = key_path_at(text, getattr(err, "line", 0), getattr(err, "column", 0))
+    except RecursionError:  # a text the loader refused for its nesting
+        key = None
+    message = str(err)
+    if key:
+        message += f"\n  at {dotted(key)}"
+        if edited:
+            message += (" (lines of Scenario.to_yaml(), the scenario as edited)" if had_text
+                        else " (lines of Scenario.to_yaml())")
+    return scenario_error(message, file=err.file, line=err.line, column=err.column, problem=err.problem,
+                          expected=err.expected, key=dotted(key), text=text)
+
+
 class Scenario:
     """A scenario (machine, workload, parameters, variants, strategies, expected figures) as plain data.
 
@@ -129,7 +145,19 @@ class Scenario:
         """Parses and validates scenario YAML text. `name` stands for the file in error
         messages; machine presets are looked up beside base_dir (if given), in
         $VFSSIM_MACHINES and in the source tree."""
-        return cls(_safe_load(text, name), name=name, base_dir=base_dir)._with_text(text).validate()
+        if not isinstance(text, str):
+            raise TypeError(f"scenario text is a str, not {type(text).__name__}")
+        # The engine's loader reads the text first: it is the one to refuse
+        # what Python's YAML would take and then choke on (an alias that
+        # contains itself, nesting too deep, a second document).
+        dirs = [] if not base_dir else [os.path.join(base_dir, "..", "machines"), os.path.join(base_dir, "machines")]
+        try:
+            native = _vfssim.load_scenario_string(text, name, dirs)
+        except ScenarioError as e:
+            raise _explain_error(e, text, edited=False, had_text=True) from None
+        sc = cls(_safe_load(text, name), name=name, base_dir=base_dir)._with_text(text)
+        sc._native, sc._native_data = native, copy.deepcopy(sc._data)
+        return sc
 
     @classmethod
     def from_dict(cls, data, name=None, base_dir=None):
@@ -199,15 +227,7 @@ class Scenario:
         return native
 
     def _explain(self, err, text, edited):
-        key = key_path_at(text, getattr(err, "line", 0), getattr(err, "column", 0))
-        message = str(err)
-        if key:
-            message += f"\n  at {dotted(key)}"
-            if edited:
-                message += (" (lines of Scenario.to_yaml(), the scenario as edited)" if self._text is not None
-                            else " (lines of Scenario.to_yaml())")
-        return scenario_error(message, file=err.file, line=err.line, column=err.column, problem=err.problem,
-                              expected=err.expected, key=dotted(key), text=text)
+        return _explain_error(err, text, edited, self._text is not None)
 
     # -- inspection -------------------------------------------------------------
 

@@ -1,0 +1,130 @@
+"""Hostile inputs that are not bad scenario files: files that are not
+files, budgets inside long steps, signals, random zero-time draws, names
+that are not ASCII through the Python API. Each was a crash, a hang or a
+late error (issue 15); each must end cleanly, promptly, with a message."""
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import BUILD, ROOT
+
+VFSSIM = pathlib.Path(os.environ.get("VFSSIM_BINARY", BUILD / "vfssim"))
+
+# One op of a million local compute steps: a task runs them ahead of the
+# clock inside one event, so a budget checked only between events never fires.
+MILLION_STEPS = """scenario: million-steps
+machine: nehalem-ep-2s
+workload: {tasks: process, loop: [big], warmup: 0us, duration: 10s, cpus: [1]}
+strategies:
+  s:
+    ops:
+      big:
+        - repeat: 1000
+          body:
+            - repeat: 1000
+              body:
+                - compute: 1ns
+"""
+
+
+def vfssim(*args, **kw):
+    return subprocess.run([str(VFSSIM), *map(str, args)], capture_output=True, text=True, errors="replace",
+                          timeout=kw.pop("timeout", 120), **kw)
+
+
+def test_max_wall_stops_a_point_of_long_steps_within_twice_its_budget(tmp_path):
+    path = tmp_path / "million.yaml"
+    path.write_text(MILLION_STEPS)
+    t0 = time.monotonic()
+    r = vfssim("run", path, "--db", "", "-q", "--max-wall", "2")
+    wall = time.monotonic() - t0
+    assert r.returncode == 1, r.stderr
+    assert "wall-time budget exceeded" in r.stderr
+    assert wall < 4.0, f"stopped after {wall:.1f} s for a 2 s budget"
+
+
+def test_sigint_stops_a_point_of_long_steps_within_a_second(tmp_path):
+    path = tmp_path / "million.yaml"
+    path.write_text(MILLION_STEPS)
+    p = subprocess.Popen([str(VFSSIM), "run", str(path), "--db", "", "-q"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=30)
+    assert time.monotonic() - t0 < 1.0
+    assert p.returncode == 130, err
+    assert "interrupted" in err
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "directory", "too-large"])
+def test_a_scenario_path_must_be_a_regular_file_of_bounded_size(kind, tmp_path):
+    if kind == "fifo":
+        path = tmp_path / "fifo.yaml"
+        os.mkfifo(path)
+    elif kind == "device":
+        path = pathlib.Path("/dev/zero")
+    elif kind == "directory":
+        path = tmp_path
+    else:
+        path = tmp_path / "big.yaml"
+        path.write_text("#" * (5 << 20))
+    r = vfssim("run", path, "--db", "", timeout=20)
+    assert r.returncode == 2, r.stderr
+    first = r.stderr.splitlines()[0]
+    assert first.startswith(f"{path}:0:0: ")
+    assert ("not a regular file" in first) if kind != "too-large" else ("bytes" in first)
+
+
+def scenario(compute):
+    return f"""scenario: zero-draws
+machine: nehalem-ep-2s
+workload: {{tasks: process, loop: [a], warmup: 0ns, duration: 200ns, cpus: [1, 2]}}
+strategies:
+  s:
+    ops:
+      a:
+        - compute: {compute}
+"""
+
+
+@pytest.mark.parametrize("compute", ["{exp: 1ns}", "{uniform: [0ps, 1ps]}", "0000000000000000001ns"])
+def test_times_that_may_draw_zero_are_valid_and_run(compute, tmp_path):
+    path = tmp_path / "z.yaml"
+    path.write_text(scenario(compute))
+    r = vfssim("run", path, "--db", "", "-q", "--json")
+    assert r.returncode == 0, r.stderr
+
+
+# Through Python, in a child interpreter: a crash must show as a signal,
+# not take the test process down.
+PY_CASES = {
+    "non-ascii name": 'vfssim.Scenario.from_yaml("scenario: b\\u00e4se\\n")',
+    "nul in a name": 'vfssim.Scenario.from_yaml("scenario: \\"a\\\\0b\\"\\n")',
+    "self-containing alias": 'vfssim.Scenario.from_yaml(open(%r).read())'
+    % str(ROOT / "tests/bad-scenarios/alias-contains-itself.yaml"),
+    "second document": 'vfssim.Scenario.from_yaml(open(%r).read())'
+    % str(ROOT / "tests/bad-scenarios/second-document.yaml"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PY_CASES))
+def test_python_refuses_hostile_text_with_a_scenario_error(case):
+    code = f"""
+import vfssim
+try:
+    {PY_CASES[case]}
+except vfssim.ScenarioError as e:
+    msg = str(e)
+    msg.encode("utf-8")
+    print("refused:", msg[:200])
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "PYTHONPATH": str(BUILD / "python")})
+    assert r.returncode == 0, f"exit {r.returncode}: {r.stderr[-1500:]}"
+    assert r.stdout.startswith("refused:"), r.stdout + r.stderr
