@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <mutex>
 #include <stdexcept>
+#include <type_traits>
 
 #include "models/codepath/program.h"
 #include "models/experiment/experiment.h"
@@ -101,7 +102,28 @@ void summarize(CurvePoint& cp) {
   cp.stddev = cp.reps.size() > 1 ? std::sqrt(ss / (n - 1)) : 0.0;
 }
 
+namespace {
+
+// A sweep runs each (strategy, variant, CPU count) once: a name or count
+// listed twice would make two curve rows of one point.
+template <class T>
+void refuse_duplicates(const std::vector<T>& list, const char* what) {
+  for (std::size_t i = 0; i < list.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (list[i] == list[j]) {
+        std::string v;
+        if constexpr (std::is_same_v<T, std::string>) v = "'" + list[i] + "'";
+        else v = std::to_string(list[i]);
+        throw std::invalid_argument(std::string(what) + " " + v + " is listed twice");
+      }
+}
+
+}  // namespace
+
 SweepPlan plan_sweep(const Scenario& scenario, const SweepSpec& spec) {
+  refuse_duplicates(spec.strategies, "strategy");
+  refuse_duplicates(spec.variants, "variant");
+  refuse_duplicates(spec.cpus, "CPU count");
   std::vector<std::string> strategies = spec.strategies;
   if (strategies.empty())
     for (const auto& s : scenario.strategies) strategies.push_back(s.name);

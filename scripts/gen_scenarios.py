@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""Structure-aware scenario generator: random valid-ish scenarios for the fuzzers and the property tests.
+
+    scripts/gen_scenarios.py OUT_DIR [--count N] [--seed S] [--break P]
+
+Writes N scenario files (gen-0000.yaml, ...) built from the scenario format's own registries: the
+lock kinds and the step kinds with their keys are read from docs/scenario-format.md, whose tables
+unit tests check against the C++ registries (models/kernel/lock_kinds.cpp, models/scenario/steps.cpp),
+so a new kind or key reaches the generator without editing it. Most files are valid; with
+probability P (default 0.3) one element of a file is broken (a name, a number, a key, a type), so that
+the loader's refusals are exercised next to the engine. Deterministic for a seed.
+
+scripts/test.sh writes a batch into the fuzzers' corpus (both libFuzzer targets start from it);
+tests/python/test_mutations.py runs a batch through the CLI.
+"""
+import argparse
+import pathlib
+import random
+import re
+
+import yaml  # python3-yaml
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+PRESETS = sorted(p.stem for p in (ROOT / "scenarios" / "machines").glob("*.yaml"))
+
+
+def registries():
+    """(lock kinds, {step kind: its keys}) from the docs' registry-checked tables."""
+    doc = (ROOT / "docs" / "scenario-format.md").read_text()
+    para = doc[doc.index("Lock kinds (one row each"):]
+    para = para[:para.index("`mode: read`")]
+    kinds = re.findall(r"`([a-z_]+)`", para)
+    steps_section = doc[doc.index("\n## Steps"):doc.index("\n## Expected figures")]
+    steps = {}
+    for row in re.findall(r"\n\| `([a-z_]+):[^\n]*", steps_section):
+        steps.setdefault(row, [])
+    for line in steps_section.splitlines():
+        m = re.match(r"\| `([a-z_]+):", line)
+        if m:
+            steps[m.group(1)] = re.findall(r"`([a-z_]+):", line.split("|")[1])[1:]
+    return [k for k in kinds if k != "models"], steps
+
+
+LOCK_KINDS, STEP_KINDS = registries()
+SPINLOCKS = [k for k in ("tas", "ticket", "mcs", "qspinlock", "cna") if k in LOCK_KINDS]
+READ_WRITE = [k for k in ("rwsem", "rwlock", "brlock") if k in LOCK_KINDS]
+SCOPES = ["global", "node", "cpu", "process", "task"]
+
+
+def time(rng):
+    unit = rng.choice(["ps", "ns", "ns", "ns", "us"])
+    value = rng.choice([0, 1, 5, 20, 50, 100, 250, 1000])
+    if unit == "us":
+        value = rng.choice([0, 1, 2])
+    if rng.random() < 0.15:
+        return {"exp": f"{max(value, 1)}{unit}"}
+    if rng.random() < 0.1:
+        return {"uniform": [f"{value}{unit}", f"{value * 2 + 1}{unit}"]}
+    return f"{value}{unit}"
+
+
+class Gen:
+    def __init__(self, rng):
+        self.rng = rng
+
+    def lock_decl(self, kind):
+        d = {"kind": kind, "scope": self.rng.choice(SCOPES)}
+        if kind in ("mutex", "rwsem"):
+            d["spin"] = self.rng.choice([True, False])
+            if not d["spin"] or self.rng.random() < 0.5:
+                d["wake"] = f"{self.rng.choice([1, 3, 5])}us"
+        if kind == "rwlock" and self.rng.random() < 0.5:
+            d["fair"] = self.rng.choice([True, False])
+        if kind == "cna" and self.rng.random() < 0.5:
+            d["threshold"] = f"{self.rng.choice([10, 100, 1000])}us"
+        return d
+
+    def strategy(self, n_ops):
+        rng = self.rng
+        locks = {f"l{i}": self.lock_decl(rng.choice(LOCK_KINDS)) for i in range(rng.randint(1, 3))}
+        spin = {f"s{i}": self.lock_decl(rng.choice(SPINLOCKS)) for i in range(rng.randint(1, 2))}
+        locks.update(spin)
+        lines = {f"c{i}": {"scope": rng.choice(SCOPES)} for i in range(rng.randint(1, 2))}
+        lines["pc"] = {"scope": "cpu"}
+        lines["shared"] = {"scope": "global"}
+        s = {"kernel": {"hz": rng.choice([100, 250, 1000])}, "locks": locks, "lines": lines,
+             "seqcounts": {"q": {"scope": rng.choice(SCOPES)}}}
+        self.names = {"locks": list(locks), "spin": list(spin), "lines": [k for k in lines if k != "pc"],
+                      "rw": [k for k, d in locks.items() if d["kind"] in READ_WRITE]}
+        ops = [f"op{i}" for i in range(n_ops)]
+        s["ops"] = {op: self.steps(depth=0, callable_ops=ops[i + 1:], in_rcu=False) for i, op in enumerate(ops)}
+        return s
+
+    def steps(self, depth, callable_ops, in_rcu):
+        return [self.step(depth, callable_ops, in_rcu) for _ in range(self.rng.randint(1, 4))]
+
+    def step(self, depth, callable_ops, in_rcu):
+        rng, n = self.rng, self.names
+        kinds = [k for k in STEP_KINDS if k not in ("walk", "alloc")]  # need dentries / pools
+        if depth >= 3:
+            kinds = [k for k in kinds if k in ("compute", "atomic", "read", "sleep")]
+        if in_rcu:
+            kinds = [k for k in kinds if k != "synchronize_rcu"]
+        k = rng.choice(kinds)
+        body = lambda: self.steps(depth + 1, callable_ops, in_rcu)  # noqa: E731
+        if k == "compute":
+            return {"compute": time(rng)}
+        if k == "sleep":
+            return {"sleep": f"{rng.choice([1, 10, 100])}ns"}
+        if k == "lock":
+            st = {"lock": rng.choice(n["locks"])}
+            if st["lock"] in n["rw"] and rng.random() < 0.5:
+                st["mode"] = "read"
+            if rng.random() < 0.7:
+                st["hold"] = time(rng)
+            else:
+                st["body"] = body()
+            return st
+        if k in ("atomic", "read"):
+            return {k: rng.choice(n["lines"])}
+        if k == "sum":
+            return {"sum": "pc"}
+        if k == "call":
+            return {"call": rng.choice(callable_ops)} if callable_ops else {"compute": "10ns"}
+        if k == "repeat":
+            return {"repeat": rng.choice([1, 2, 3, 10]), "body": body()}
+        if k == "branch":
+            st = {"branch": rng.choice([0, 0.1, 0.5, 1]), "then": body()}
+            if rng.random() < 0.5:
+                st["else"] = body()
+            return st
+        if k == "percpu_add":
+            return {"percpu_add": "shared", "batch": rng.choice([1, 4, 32]), "counter_lock": rng.choice(n["spin"])}
+        if k == "lockref":
+            return {"lockref": rng.choice(n["spin"]), "hold": time(rng)}
+        if k == "dec_and_lock":
+            return {"dec_and_lock": rng.choice(n["lines"]), "spinlock": rng.choice(n["spin"]),
+                    "last": rng.choice([0, 0.5, 1]), "hold": time(rng)}
+        if k == "seq_read":
+            st = {"seq_read": "q", "body": body()}
+            if rng.random() < 0.5:
+                st.update(retries=rng.choice([0, 1, 3]), fallback=rng.choice(n["spin"]))
+            return st
+        if k == "seq_write":
+            lock = rng.choice(n["spin"])  # writers serialised by a lock, as the kernel requires
+            return {"lock": lock, "body": [{"seq_write": "q", "body": [{"compute": time(rng)}]}]}
+        if k == "rcu_read":
+            return {"rcu_read": self.steps(depth + 1, callable_ops if False else [], True)}
+        if k == "synchronize_rcu":
+            return {"synchronize_rcu": "normal"}
+        if k == "call_rcu":
+            return {"call_rcu": time(rng)}
+        return {"compute": "1ns"}  # a kind this generator does not know yet
+
+    def scenario(self, i):
+        rng = self.rng
+        n_ops = rng.randint(1, 4)
+        machine = rng.choice(PRESETS[:4]) if rng.random() < 0.7 else {
+            "levels": [{"name": "socket", "count": rng.choice([1, 2]), "transfer": "100ns"},
+                       {"name": "core", "count": rng.choice([2, 4]), "transfer": "20ns"},
+                       {"name": "thread", "count": rng.choice([1, 2])}],
+            "core": "core", "interconnect": {"base": "100ns", "hop": "20ns"},
+            "local_hit": "1ns", "local_atomic": "5ns"}
+        doc = {"scenario": f"gen-{i}", "machine": machine,
+               "workload": {"tasks": rng.choice(["process", "thread"]),
+                            "placement": rng.choice(["compact", "spread", "smt-last"]),
+                            "loop": ["op0"], "warmup": "1us", "duration": "20us", "cpus": [1, 2, 4]},
+               "strategies": {"a": self.strategy(n_ops)}}
+        if rng.random() < 0.5:
+            doc["strategies"]["b"] = {"extends": "a", "locks": {"l0": self.lock_decl(rng.choice(LOCK_KINDS))}}
+        return doc
+
+
+def break_one(doc, rng):
+    """One random element of `doc` replaced by something the format does not allow."""
+    paths = []
+
+    def walk(node, path):
+        if isinstance(node, dict):
+            for k, v in node.items():
+                paths.append(path + [k])
+                walk(v, path + [k])
+        elif isinstance(node, list):
+            for j, v in enumerate(node):
+                paths.append(path + [j])
+                walk(v, path + [j])
+
+    walk(doc, [])
+    path = rng.choice(paths)
+    parent = doc
+    for p in path[:-1]:
+        parent = parent[p]
+    last = path[-1]
+    choice = rng.choice(["drop", "zero", "negative", "huge", "nan", "text", "nul", "list", "unknown-key"])
+    if choice == "drop" and isinstance(parent, dict):
+        del parent[last]
+    elif choice == "unknown-key" and isinstance(parent, dict):
+        parent["no_such_key"] = 1
+    else:
+        parent[last] = {"zero": 0, "negative": -1, "huge": 1e300, "nan": float("nan"), "text": "bäse",
+                        "nul": "a\0b", "list": [[1]]}.get(choice, "x")
+    return doc
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("out")
+    ap.add_argument("--count", type=int, default=100)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--break", dest="break_p", type=float, default=0.3)
+    args = ap.parse_args()
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(args.seed)
+    for i in range(args.count):
+        doc = Gen(rng).scenario(i)
+        if rng.random() < args.break_p:
+            doc = break_one(doc, rng)
+        (out / f"gen-{i:04d}.yaml").write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))
+
+
+if __name__ == "__main__":
+    main()
