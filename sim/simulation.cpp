@@ -19,13 +19,13 @@ StopReason Simulation::run(const RunLimits& limits) {
   stop_requested_ = false;
   std::uint64_t budget = limits.max_events;
   while (!queue_.empty()) {
-    if (queue_.top().time > limits.end) {
+    if (queue_.next_time() > limits.end) {
       now_ = limits.end;
       return StopReason::kTimeLimit;
     }
     if (budget == 0) return StopReason::kEventBudget;
     --budget;
-    Event e = queue_.pop();
+    const Event e = queue_.pop();
     now_ = e.time;
     ++events_executed_;
     handlers_[e.target]->handle(*this, e);
