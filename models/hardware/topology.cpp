@@ -73,6 +73,8 @@ Topology::Topology(TopologySpec spec) : spec_(std::move(spec)) {
   element_.reserve(cpus_per_element_.size() * static_cast<std::size_t>(num_cpus_));
   for (int per : cpus_per_element_)
     for (int c = 0; c < num_cpus_; ++c) element_.push_back(c / per);
+  inner_levels_ = static_cast<int>(spec_.levels.size()) - 1;
+  for (const auto& l : spec_.levels) level_cost_.push_back(l.transfer);
   const int last = static_cast<int>(spec_.levels.size()) - 1;
   if (spec_.numa_level < 0 || spec_.numa_level > last) throw std::invalid_argument("numa level out of range");
   if (spec_.core_level < 0 || spec_.core_level > last) throw std::invalid_argument("core level out of range");
@@ -86,6 +88,7 @@ Topology::Topology(TopologySpec spec) : spec_(std::move(spec)) {
     if (spec_.measured_matrix.size() != static_cast<std::size_t>(n) * n)
       throw std::invalid_argument("measured matrix is not cpus x cpus");
     measured_.resize(n, n);
+    has_measured_ = true;
     for (int a = 0; a < n; ++a)
       for (int b = 0; b < n; ++b)
         measured_(a, b) = a == b ? spec_.local_hit.count() : spec_.measured_matrix[a * n + b].count();

@@ -124,7 +124,7 @@ class Topology {
 
   // Cost of moving a modified line from `from` to `to`; local_hit if equal.
   Duration transfer(int from, int to) const {
-    return measured_.size() ? Duration{measured_(from, to)} : level_transfer(from, to);
+    return has_measured_ ? Duration{measured_(from, to)} : level_transfer(from, to);
   }
   Duration local_hit() const { return spec_.local_hit; }
   Duration local_atomic() const { return spec_.local_atomic; }
@@ -164,16 +164,18 @@ class Topology {
   // element_of(cpu, level) for every pair, level-major: a load where a
   // division was (the hottest question of a lock model's handoff).
   std::vector<int> element_;
+  bool has_measured_ = false;
+  int inner_levels_ = 0;                // levels.size() - 1: the levels a pair may share an element of
+  std::vector<Duration> level_cost_;    // levels[l].transfer
   Duration level_transfer(int from, int to) const {
     if (from == to) return spec_.local_hit;
-    const int last = static_cast<int>(spec_.levels.size()) - 1;
     // Deepest level at which both CPUs share an element.
     int shared = -1;
-    for (int lv = 0; lv < last; ++lv) {
-      if (element_of(from, lv) == element_of(to, lv)) shared = lv;
-      else break;
+    for (int lv = 0; lv < inner_levels_; ++lv) {
+      if (element_of(from, lv) != element_of(to, lv)) break;
+      shared = lv;
     }
-    if (shared >= 0) return spec_.levels[static_cast<std::size_t>(shared)].transfer;
+    if (shared >= 0) return level_cost_[static_cast<std::size_t>(shared)];
     const auto outer = static_cast<std::size_t>(per_level_total_[0]);
     return Duration{cross_[static_cast<std::size_t>(element_of(from, 0)) * outer + static_cast<std::size_t>(element_of(to, 0))]};
   }
