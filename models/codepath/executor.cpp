@@ -195,7 +195,7 @@ void Executor::reset_window() {
   std::fill(time_ps_.begin(), time_ps_.end(), 0);
 }
 
-sim::Duration Executor::draw(Task& task, const TimeDist& d) {
+[[gnu::always_inline]] inline sim::Duration Executor::draw(Task& task, const TimeDist& d) {
   switch (d.kind) {
     case TimeDist::Kind::kFixed: return d.a;
     case TimeDist::Kind::kExponential:
@@ -213,7 +213,7 @@ const std::string& Executor::lock_name(std::uint32_t id) const {
 // The checker, independent of the lock models: a writer (exclusive holder)
 // is alone; readers share only with readers; an exclusive grant never
 // precedes the release it follows.
-void Executor::granted(std::uint32_t id, int cpu, sim::Time at, LockMode mode) {
+[[gnu::always_inline]] inline void Executor::granted(std::uint32_t id, int cpu, sim::Time at, LockMode mode) {
   if (exclusive_holder_[id] >= 0)
     throw InvariantViolation("mutual exclusion broken: lock '" + lock_name(id) + "' granted to cpu " +
                              std::to_string(cpu) + " while cpu " + std::to_string(exclusive_holder_[id]) +
@@ -230,7 +230,7 @@ void Executor::granted(std::uint32_t id, int cpu, sim::Time at, LockMode mode) {
   exclusive_holder_[id] = cpu;
 }
 
-void Executor::released(std::uint32_t id, int cpu, sim::Time at, LockMode mode) {
+[[gnu::always_inline]] inline void Executor::released(std::uint32_t id, int cpu, sim::Time at, LockMode mode) {
   if (mode == LockMode::kShared) {
     if (shared_holders_[id] <= 0)
       throw InvariantViolation("cpu " + std::to_string(cpu) + " released read lock '" + lock_name(id) + "' nobody holds");
@@ -247,7 +247,7 @@ void Executor::released(std::uint32_t id, int cpu, sim::Time at, LockMode mode) 
 // makes the task the holder and moves it past its acquire; a retry makes it
 // run the same instruction again. The nested run() executes only local
 // steps before it schedules, so woken_ is not reused under us.
-void Executor::wake(std::optional<std::uint32_t> lock_id) {
+[[gnu::always_inline]] inline void Executor::wake(std::optional<std::uint32_t> lock_id) {
   for (std::size_t w = 0; w < woken_.size(); ++w) {
     const Grant gr = woken_[w];
     const int wt = task_of_cpu_[gr.cpu];
@@ -380,7 +380,7 @@ void Executor::run(std::size_t t, sim::Time at, bool from_event) {
         }
         break;
       case InstrKind::kEndIteration:
-        at = run_callbacks(task, at);
+        if (rcu_) at = run_callbacks(task, at);
         if (at > config_.warmup && at <= config_.end) {
           ++task.window_iterations;
           ++window_iterations_;
