@@ -22,7 +22,9 @@ struct BenchResult {
   std::uint64_t events = 0;
   double wall_seconds = 0;   // the run's, set-up excluded
   double setup_seconds = 0;  // building the point and its warm-up
+  double cpu_seconds = 0;    // as wall_seconds, in this thread's CPU time
   double sim_seconds = 0;
+  sim::Duration window{0};   // the simulated window run (stretched to min_events)
   double acquisitions_per_wall_sec() const { return wall_seconds > 0 ? acquisitions / wall_seconds : 0; }
   double events_per_sec() const { return wall_seconds > 0 ? events / wall_seconds : 0; }
   double events_per_acquisition() const { return acquisitions ? static_cast<double>(events) / acquisitions : 0; }
@@ -35,6 +37,30 @@ models::Scenario bench_scenario(const std::string& lock, int cpus, sim::Duration
 // Runs the point for `duration` of simulated time, stretched until the
 // window holds `min_events` events; wall time excludes the set-up.
 BenchResult run_bench(const std::string& lock, int cpus, sim::Duration duration, std::uint64_t min_events = 2000000);
+
+// The engine's mcs point against the same model written by hand
+// (bench/handwritten_mcs.h), measured in alternating pairs in one run,
+// after one engine run that fixes the window (stretched as run_bench does):
+// each pair runs both (in turn first), its ratio is the engine's simulated
+// acquisitions per wall second over the hand-written loop's (> 1: the
+// engine is faster); the figures are the pairs' medians.
+struct HandwrittenComparison {
+  int cpus = 0;
+  int pairs = 0;
+  std::uint64_t acquisitions = 0;         // the hand-written loop's, in the window
+  std::uint64_t engine_acquisitions = 0;  // the engine's, same window
+  std::uint64_t events = 0;
+  double sim_acquisitions_per_sec = 0;
+  double engine_sim_acquisitions_per_sec = 0;
+  double acquisitions_per_wall_sec = 0;         // median over the pairs
+  double engine_acquisitions_per_wall_sec = 0;  // median over the pairs
+  double events_per_sec = 0;
+  double engine_events_per_sec = 0;
+  double ratio = 0;      // median of the pairs' wall ratios
+  double cpu_ratio = 0;  // the same in thread CPU time (less sensitive to a busy machine)
+  std::vector<double> pair_ratios;
+};
+HandwrittenComparison compare_handwritten(int cpus, sim::Duration duration, int pairs);
 
 // The lock kinds the bench runs (every kind a scenario may declare).
 inline const std::vector<std::string>& kBenchLocks = models::lock_kinds();

@@ -4,13 +4,14 @@
 //                   [--plot PATH] [--next-bottleneck] [--max-events N] [--max-wall S] [--resume]
 //   vfssim validate [PATH...] [--json] [--jobs N] [--reps N] [--db PATH]
 //   vfssim compare FILE --base A --new B [--cpus N] [--reps N] [--variant V] [--json]
-//   vfssim bench [--json] [--seconds S]
+//   vfssim bench [--json] [--sim-seconds S] [--cpus LIST] [--locks LIST] [--pairs N]
 //   vfssim history [--db PATH]
 //   vfssim probe --out DIR [--cpus LIST] [--seconds S] [--quiet]
 //   vfssim --help | --version
 //
 // Exit status: 0 success, 1 a run failed (or deadlocked), 2 bad input
 // (scenario or flags), 128 + signal when SIGINT/SIGTERM interrupted a run.
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <iostream>
@@ -199,12 +200,17 @@ int cmd_run(const std::vector<std::string>& args) {
 int cmd_bench(const std::vector<std::string>& args) {
   po::options_description opts("vfssim bench [options]");
   double seconds = 0.5;
-  std::string cpus = "1,8,128,1024";
+  std::string cpus = "1,8,128,1024", locks;
+  int pairs = 5, hand_cpus = 128;
   opts.add_options()
     ("help,h", "this help")
     ("json", "print one JSON document on stdout")
     ("cpus", po::value(&cpus)->default_value(cpus), "CPU counts")
-    ("sim-seconds", po::value(&seconds)->default_value(0.5), "simulated seconds per point");
+    ("locks", po::value(&locks), "lock kinds, comma-separated (default: every kind)")
+    ("sim-seconds", po::value(&seconds)->default_value(0.5), "simulated seconds per point")
+    ("pairs", po::value(&pairs)->default_value(pairs),
+     "alternating runs of the hand-written MCS loop and the engine's mcs point (0: none)")
+    ("handwritten-cpus", po::value(&hand_cpus)->default_value(hand_cpus), "CPU count of that comparison");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(opts).run(), vm);
   po::notify(vm);
@@ -213,13 +219,28 @@ int cmd_bench(const std::vector<std::string>& args) {
     return 0;
   }
   if (seconds <= 0) throw po::error("--sim-seconds must be positive");
+  if (pairs < 0) throw po::error("--pairs must be 0 or more");
+  if (hand_cpus < 1) throw po::error("--handwritten-cpus must be a positive CPU count");
+  std::vector<std::string> kinds;
+  if (locks.empty()) {
+    kinds = report::kBenchLocks;
+  } else {
+    std::stringstream ss(locks);
+    std::string k;
+    while (std::getline(ss, k, ',')) {
+      if (std::find(report::kBenchLocks.begin(), report::kBenchLocks.end(), k) == report::kBenchLocks.end())
+        throw po::error("--locks: '" + k + "' is not a lock kind");
+      kinds.push_back(k);
+    }
+  }
   const auto dur = sim::Duration{static_cast<std::int64_t>(seconds * 1e12)};
+  const std::vector<int> cpu_list = parse_cpu_list(cpus);
   nlohmann::json results = nlohmann::json::array();
   const bool json = vm.count("json") > 0;
   if (!json)
-    std::printf("%-7s %6s %16s %14s %12s %16s\n", "lock", "cpus", "acq/wall-s", "events/s", "events/acq", "sim acq/s");
-  for (const std::string& lock : report::kBenchLocks) {
-    for (int c : parse_cpu_list(cpus)) {
+    std::printf("%-9s %6s %16s %14s %12s %16s\n", "lock", "cpus", "acq/wall-s", "events/s", "events/acq", "sim acq/s");
+  for (const std::string& lock : kinds) {
+    for (int c : cpu_list) {
       const auto b = report::run_bench(lock, c, dur);
       results.push_back({{"lock", b.lock},
                          {"cpus", b.cpus},
@@ -229,13 +250,44 @@ int cmd_bench(const std::vector<std::string>& args) {
                          {"sim_acquisitions_per_sec", b.sim_acquisitions_per_sec()},
                          {"acquisitions", b.acquisitions},
                          {"wall_seconds", b.wall_seconds},
-                         {"setup_seconds", b.setup_seconds}});
+                         {"setup_seconds", b.setup_seconds},
+                         {"cpu_seconds", b.cpu_seconds}});
       if (!json)
-        std::printf("%-7s %6d %16.0f %14.0f %12.3f %16.0f\n", lock.c_str(), c, b.acquisitions_per_wall_sec(),
+        std::printf("%-9s %6d %16.0f %14.0f %12.3f %16.0f\n", lock.c_str(), c, b.acquisitions_per_wall_sec(),
                     b.events_per_sec(), b.events_per_acquisition(), b.sim_acquisitions_per_sec());
     }
   }
-  if (json) std::cout << nlohmann::json{{"results", results}}.dump(2) << "\n";
+  nlohmann::json doc{{"results", results}};
+  if (pairs > 0) {
+    const auto h = report::compare_handwritten(hand_cpus, dur, pairs);
+    doc["handwritten"] = {{"lock", "mcs"},
+                          {"cpus", h.cpus},
+                          {"pairs", h.pairs},
+                          {"acquisitions", h.acquisitions},
+                          {"events", h.events},
+                          {"sim_acquisitions_per_sec", h.sim_acquisitions_per_sec},
+                          {"acquisitions_per_wall_sec", h.acquisitions_per_wall_sec},
+                          {"events_per_sec", h.events_per_sec},
+                          {"engine_acquisitions", h.engine_acquisitions},
+                          {"engine_sim_acquisitions_per_sec", h.engine_sim_acquisitions_per_sec},
+                          {"engine_acquisitions_per_wall_sec", h.engine_acquisitions_per_wall_sec},
+                          {"engine_events_per_sec", h.engine_events_per_sec},
+                          {"pair_ratios", h.pair_ratios},
+                          {"cpu_ratio_to_handwritten", h.cpu_ratio}};
+    doc["ratio_to_handwritten"] = h.ratio;
+    if (!json) {
+      std::printf("\nmcs @%d, hand-written loop (bench/handwritten_mcs.cpp) vs engine, %d alternating pairs:\n",
+                  h.cpus, h.pairs);
+      std::printf("  simulated acquisitions/s: hand-written %.0f, engine %.0f (%llu vs %llu acquisitions)\n",
+                  h.sim_acquisitions_per_sec, h.engine_sim_acquisitions_per_sec,
+                  static_cast<unsigned long long>(h.acquisitions), static_cast<unsigned long long>(h.engine_acquisitions));
+      std::printf("  acquisitions per wall second (median): hand-written %.0f, engine %.0f\n",
+                  h.acquisitions_per_wall_sec, h.engine_acquisitions_per_wall_sec);
+      std::printf("  ratio engine / hand-written: %.3f wall (median of pairs), %.3f thread CPU time\n", h.ratio,
+                  h.cpu_ratio);
+    }
+  }
+  if (json) std::cout << doc.dump(2) << "\n";
   return 0;
 }
 

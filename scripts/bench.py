@@ -6,7 +6,12 @@ one core), per lock kind the events per acquisition and the wall time per
 event at 1024 CPUs over 8 (goals <= 1.5 and <= 2: the cost rule, in events
 and in wall time; set-up excluded, see cli/bench.cpp), and the simulated MCS
 throughput at 128 CPUs against 1 / (hold + handoff) = 1 / 300 ns (goal
-within 1%).
+within 1%). Then the engine's speed against the same MCS model written by
+hand (bench/handwritten_mcs.cpp), measured in the same run in alternating
+pairs: the ratio of simulated acquisitions per wall second, engine over
+hand-written (goal >= 1.0), with the two loops' simulated throughputs
+(goal: within 1%), and the events per wall second of every kind at 8 and
+1024 CPUs (the wall time per event, 1024 over 8, goal <= 2).
 
 usage: scripts/bench.py [VFSSIM_BINARY]
 """
@@ -33,3 +38,26 @@ for lock in sorted({l for l, _ in rows}):
           f"wall time per event x{wall:.2f} (goal <= 2)")
 err = abs(mcs["sim_acquisitions_per_sec"] * 300e-9 - 1)
 print(f"mcs @128 simulated throughput vs 1/(hold + handoff): {100 * err:.3f}% off (goal < 1%)")
+
+print()
+print("events per wall second, per kind (M events/s):")
+print(f"{'lock':10} {'8 CPUs':>9} {'1024 CPUs':>10} {'wall/event 1024 over 8':>24}")
+for lock in sorted({l for l, _ in rows}):
+    lo, hi = rows.get((lock, 8)), rows.get((lock, 1024))
+    if not lo or not hi:
+        continue
+    print(f"{lock:10} {lo['events_per_sec'] / 1e6:9.2f} {hi['events_per_sec'] / 1e6:10.2f} "
+          f"{lo['events_per_sec'] / hi['events_per_sec']:24.2f}")
+
+hw = doc.get("handwritten")
+if hw:
+    agree = abs(hw["engine_sim_acquisitions_per_sec"] / hw["sim_acquisitions_per_sec"] - 1)
+    print()
+    print(f"mcs @{hw['cpus']} engine vs hand-written loop (bench/handwritten_mcs.cpp), {hw['pairs']} alternating pairs:")
+    print(f"  simulated acquisitions/s: engine {hw['engine_sim_acquisitions_per_sec'] / 1e6:.4f} M, "
+          f"hand-written {hw['sim_acquisitions_per_sec'] / 1e6:.4f} M ({100 * agree:.3f}% apart, goal < 1%)")
+    print(f"  acquisitions per wall second (medians): engine {hw['engine_acquisitions_per_wall_sec'] / 1e6:.2f} M, "
+          f"hand-written {hw['acquisitions_per_wall_sec'] / 1e6:.2f} M")
+    print(f"  pairs' ratios: {', '.join(f'{r:.3f}' for r in hw['pair_ratios'])}; "
+          f"in thread CPU time {hw['cpu_ratio_to_handwritten']:.3f}")
+    print(f"ratio to the hand-written loop: {doc['ratio_to_handwritten']:.3f} (goal >= 1.0)")

@@ -22,13 +22,13 @@ StopReason Simulation::run(const RunLimits& limits) {
       limits.max_work > std::numeric_limits<std::uint64_t>::max() - work_ ? std::numeric_limits<std::uint64_t>::max()
                                                                           : work_ + limits.max_work;
   while (!queue_.empty()) {
-    if (queue_.top().time > limits.end) {
+    if (queue_.next_time() > limits.end) {
       now_ = limits.end;
       return StopReason::kTimeLimit;
     }
     if (budget == 0) return StopReason::kEventBudget;
     --budget;
-    Event e = queue_.pop();
+    const Event e = queue_.pop();
     now_ = e.time;
     ++events_executed_;
     handlers_[e.target]->handle(*this, e);

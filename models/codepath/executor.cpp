@@ -139,7 +139,7 @@ void Executor::reset_window() {
   profile_.reset();
 }
 
-sim::Duration Executor::draw(Task& task, const TimeDist& d) {
+[[gnu::always_inline]] inline sim::Duration Executor::draw(Task& task, const TimeDist& d) {
   switch (d.kind) {
     case TimeDist::Kind::kFixed: return d.a;
     case TimeDist::Kind::kExponential:
@@ -156,7 +156,7 @@ const std::string& Executor::lock_name(std::uint32_t id) const { return program_
 // makes the task the holder and moves it past its acquire; a retry makes it
 // run the same instruction again. The nested run() executes only local
 // steps before it schedules, so woken_ is not reused under us.
-void Executor::wake(std::optional<std::uint32_t> lock_id) {
+[[gnu::always_inline]] inline void Executor::wake(std::optional<std::uint32_t> lock_id) {
   for (std::size_t w = 0; w < woken_.size(); ++w) {
     const Grant gr = woken_[w];
     const int wt = task_of_cpu_[gr.cpu];

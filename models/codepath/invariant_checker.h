@@ -29,6 +29,7 @@ class InvariantChecker {
   // `lock_names`: per lock instance; `seqcounts`: how many seqcount instances.
   InvariantChecker(std::vector<std::string> lock_names, std::size_t seqcounts);
 
+  // Inline: the interpreter calls them on every acquisition and release.
   void granted(std::uint32_t lock, int cpu, sim::Time at, LockMode mode);
   void released(std::uint32_t lock, int cpu, sim::Time at, LockMode mode);
   int exclusive_holder(std::uint32_t lock) const { return exclusive_holder_[lock]; }
@@ -48,5 +49,37 @@ class InvariantChecker {
   std::vector<sim::Time> last_release_;
   std::vector<std::uint64_t> write_epoch_;
 };
+
+inline void InvariantChecker::granted(std::uint32_t id, int cpu, sim::Time at, LockMode mode) {
+  if (exclusive_holder_[id] >= 0)
+    throw InvariantViolation("mutual exclusion broken: lock '" + lock_names_[id] + "' granted to cpu " +
+                             std::to_string(cpu) + " while cpu " + std::to_string(exclusive_holder_[id]) +
+                             " holds it exclusively");
+  if (mode == LockMode::kShared) {
+    ++shared_holders_[id];
+    return;
+  }
+  if (shared_holders_[id] > 0)
+    throw InvariantViolation("reader-writer exclusion broken: lock '" + lock_names_[id] + "' granted to writer cpu " +
+                             std::to_string(cpu) + " while " + std::to_string(shared_holders_[id]) + " readers hold it");
+  if (at < last_release_[id])
+    throw InvariantViolation("lock '" + lock_names_[id] + "' granted before its previous release");
+  exclusive_holder_[id] = cpu;
+}
+
+inline void InvariantChecker::released(std::uint32_t id, int cpu, sim::Time at, LockMode mode) {
+  if (mode == LockMode::kShared) {
+    if (shared_holders_[id] <= 0)
+      throw InvariantViolation("cpu " + std::to_string(cpu) + " released read lock '" + lock_names_[id] +
+                               "' nobody holds");
+    --shared_holders_[id];
+  } else {
+    if (exclusive_holder_[id] != cpu)
+      throw InvariantViolation("cpu " + std::to_string(cpu) + " released lock '" + lock_names_[id] +
+                               "' it does not hold");
+    exclusive_holder_[id] = -1;
+  }
+  if (last_release_[id] < at) last_release_[id] = at;
+}
 
 }  // namespace vfssim::models

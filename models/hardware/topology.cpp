@@ -70,6 +70,11 @@ Topology::Topology(TopologySpec spec) : spec_(std::move(spec)) {
   }
   num_cpus_ = static_cast<int>(total);
   for (int t : per_level_total_) cpus_per_element_.push_back(num_cpus_ / t);
+  element_.reserve(cpus_per_element_.size() * static_cast<std::size_t>(num_cpus_));
+  for (int per : cpus_per_element_)
+    for (int c = 0; c < num_cpus_; ++c) element_.push_back(c / per);
+  inner_levels_ = static_cast<int>(spec_.levels.size()) - 1;
+  for (const auto& l : spec_.levels) level_cost_.push_back(l.transfer);
   const int last = static_cast<int>(spec_.levels.size()) - 1;
   if (spec_.numa_level < 0 || spec_.numa_level > last) throw std::invalid_argument("numa level out of range");
   if (spec_.core_level < 0 || spec_.core_level > last) throw std::invalid_argument("core level out of range");
@@ -83,6 +88,7 @@ Topology::Topology(TopologySpec spec) : spec_(std::move(spec)) {
     if (spec_.measured_matrix.size() != static_cast<std::size_t>(n) * n)
       throw std::invalid_argument("measured matrix is not cpus x cpus");
     measured_.resize(n, n);
+    has_measured_ = true;
     for (int a = 0; a < n; ++a)
       for (int b = 0; b < n; ++b)
         measured_(a, b) = a == b ? spec_.local_hit.count() : spec_.measured_matrix[a * n + b].count();
@@ -93,20 +99,6 @@ Topology::Topology(TopologySpec spec) : spec_(std::move(spec)) {
   // CPU x CPU matrix (8 MiB at 1024 CPUs: a cache miss per lookup).
   const int outer = per_level_total_[0];
   for (const auto& row : outer_distances(spec_, outer)) cross_.insert(cross_.end(), row.begin(), row.end());
-}
-
-Duration Topology::level_transfer(int from, int to) const {
-  if (from == to) return spec_.local_hit;
-  const int last = static_cast<int>(spec_.levels.size()) - 1;
-  // Deepest level at which both CPUs share an element.
-  int shared = -1;
-  for (int lv = 0; lv < last; ++lv) {
-    if (element_of(from, lv) == element_of(to, lv)) shared = lv;
-    else break;
-  }
-  if (shared >= 0) return spec_.levels[static_cast<std::size_t>(shared)].transfer;
-  const auto outer = static_cast<std::size_t>(per_level_total_[0]);
-  return Duration{cross_[static_cast<std::size_t>(element_of(from, 0)) * outer + static_cast<std::size_t>(element_of(to, 0))]};
 }
 
 Eigen::Matrix<std::int64_t, Eigen::Dynamic, Eigen::Dynamic> Topology::cost_matrix_ps() const {

@@ -124,7 +124,7 @@ class Topology {
 
   // Cost of moving a modified line from `from` to `to`; local_hit if equal.
   Duration transfer(int from, int to) const {
-    return measured_.size() ? Duration{measured_(from, to)} : level_transfer(from, to);
+    return has_measured_ ? Duration{measured_(from, to)} : level_transfer(from, to);
   }
   Duration local_hit() const { return spec_.local_hit; }
   Duration local_atomic() const { return spec_.local_atomic; }
@@ -140,7 +140,9 @@ class Topology {
   // the machine gives no smt_throughput.
   double compute_slowdown(int busy) const;
   // Index of the element at `level` that contains `cpu`.
-  int element_of(int cpu, int level) const { return cpu / cpus_per_element_[static_cast<std::size_t>(level)]; }
+  int element_of(int cpu, int level) const {
+    return element_[static_cast<std::size_t>(level) * static_cast<std::size_t>(num_cpus_) + static_cast<std::size_t>(cpu)];
+  }
   int node_of(int cpu) const { return element_of(cpu, spec_.numa_level); }
   int core_of(int cpu) const { return element_of(cpu, spec_.core_level); }
   int num_elements(int level) const;
@@ -159,7 +161,24 @@ class Topology {
   int num_cpus_ = 0;
   std::vector<int> per_level_total_;  // elements at each level
   std::vector<int> cpus_per_element_;  // hardware threads in one element of each level
-  Duration level_transfer(int from, int to) const;
+  // element_of(cpu, level) for every pair, level-major: a load where a
+  // division was (the hottest question of a lock model's handoff).
+  std::vector<int> element_;
+  bool has_measured_ = false;
+  int inner_levels_ = 0;                // levels.size() - 1: the levels a pair may share an element of
+  std::vector<Duration> level_cost_;    // levels[l].transfer
+  Duration level_transfer(int from, int to) const {
+    if (from == to) return spec_.local_hit;
+    // Deepest level at which both CPUs share an element.
+    int shared = -1;
+    for (int lv = 0; lv < inner_levels_; ++lv) {
+      if (element_of(from, lv) != element_of(to, lv)) break;
+      shared = lv;
+    }
+    if (shared >= 0) return level_cost_[static_cast<std::size_t>(shared)];
+    const auto outer = static_cast<std::size_t>(per_level_total_[0]);
+    return Duration{cross_[static_cast<std::size_t>(element_of(from, 0)) * outer + static_cast<std::size_t>(element_of(to, 0))]};
+  }
   std::vector<std::int64_t> cross_;  // outermost x outermost interconnect costs (ps), row-major
   Eigen::Matrix<std::int64_t, Eigen::Dynamic, Eigen::Dynamic> measured_;  // a measured matrix, when given
 };

@@ -112,7 +112,7 @@ Duration SpinnerGroups::fetches_to(int next) const {
   return sum;
 }
 
-void FifoSpinlock::update_spinners() {
+void FifoSpinlock::tell_spinners() {
   if (spinners_read_line_) {
     line_.set_spinners(static_cast<int>(waiters_.size()), holder_ >= 0 ? groups_.fetches_to(holder_) : Duration{0});
     return;
@@ -144,10 +144,9 @@ Time FifoSpinlock::release(int cpu, Time now, LockMode, std::vector<Grant>& woke
   // for re-reads still in flight and invalidates every spinning copy; the
   // handoff runs from its completion (the releaser itself goes on: the
   // store retires from its store buffer).
-  const bool word_spun = spinners_read_line_ || (coherent_ && word_spinner_limit() > 0);
-  const Time released = word_spun ? line_.rmw(*topo_, cpu, now) : now;
-  const std::size_t pick = pick_next_at(cpu, now);
-  const auto next = fifo() ? waiters_.take(pick) : waiters_.take_unordered(pick);
+  const Time released = tracks_spinners_ ? line_.rmw(*topo_, cpu, now) : now;
+  const std::size_t pick = picks_ ? pick_next_at(cpu, now) : 0;
+  const auto next = fifo_ ? waiters_.take(pick) : waiters_.take_unordered(pick);
   if (count_spinners_) groups_.remove(next.cpu);
   const Time at = handoff_at(cpu, next.cpu, released);
   line_.move_to(next.cpu, at);

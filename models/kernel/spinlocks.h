@@ -66,22 +66,22 @@ class WaiterQueue {
   std::size_t size() const { return size_; }
   void push(Waiter w) {
     if (size_ == buf_.size()) grow();
-    buf_[(head_ + size_) % buf_.size()] = w;
+    buf_[(head_ + size_) & mask_] = w;
     ++size_;
   }
   void push_front(Waiter w) {
     if (size_ == buf_.size()) grow();
-    head_ = (head_ + buf_.size() - 1) % buf_.size();
+    head_ = (head_ + mask_) & mask_;
     buf_[head_] = w;
     ++size_;
   }
   Waiter pop() {
     Waiter w = buf_[head_];
-    head_ = (head_ + 1) % buf_.size();
+    head_ = (head_ + 1) & mask_;
     --size_;
     return w;
   }
-  const Waiter& at(std::size_t i) const { return buf_[(head_ + i) % buf_.size()]; }
+  const Waiter& at(std::size_t i) const { return buf_[(head_ + i) & mask_]; }
   // Removes and returns the last waiter.
   Waiter take_unordered_back() {
     Waiter w = at(size_ - 1);
@@ -92,7 +92,7 @@ class WaiterQueue {
   // order of the others is not kept: for a lock whose winner is random).
   Waiter take_unordered(std::size_t i) {
     Waiter w = at(i);
-    buf_[(head_ + i) % buf_.size()] = at(size_ - 1);
+    buf_[(head_ + i) & mask_] = at(size_ - 1);
     --size_;
     return w;
   }
@@ -100,20 +100,23 @@ class WaiterQueue {
   Waiter take(std::size_t i) {
     if (i == 0) return pop();
     Waiter w = at(i);
-    for (std::size_t j = i; j + 1 < size_; ++j) buf_[(head_ + j) % buf_.size()] = buf_[(head_ + j + 1) % buf_.size()];
+    for (std::size_t j = i; j + 1 < size_; ++j) buf_[(head_ + j) & mask_] = buf_[(head_ + j + 1) & mask_];
     --size_;
     return w;
   }
 
  private:
+  // The capacity is a power of two (8, doubling), so an index wraps with a
+  // mask, not a division.
   void grow() {
     std::vector<Waiter> nb(buf_.empty() ? 8 : buf_.size() * 2);
-    for (std::size_t i = 0; i < size_; ++i) nb[i] = buf_[(head_ + i) % buf_.size()];
+    for (std::size_t i = 0; i < size_; ++i) nb[i] = buf_[(head_ + i) & mask_];
     buf_.swap(nb);
     head_ = 0;
+    mask_ = buf_.size() - 1;
   }
   std::vector<Waiter> buf_;
-  std::size_t head_ = 0, size_ = 0;
+  std::size_t head_ = 0, size_ = 0, mask_ = 0;
 };
 
 // The spinners of one lock counted by where they sit: per level of the
@@ -141,15 +144,43 @@ class SpinnerGroups {
 // Common state of FIFO spinlocks: one holder, a queue, the lock word's line.
 class FifoSpinlock : public Lock {
  public:
-  // `count_spinners`: keep SpinnerGroups (kinds whose handoff depends on
-  // where the spinners sit); MCS does not pay for it.
-  FifoSpinlock(LockContext ctx, bool count_spinners)
+  // What a kind changes of the common lock, fixed at construction (members,
+  // not virtual calls, on every acquire and release):
+  struct Traits {
+    // Keep SpinnerGroups (kinds whose handoff depends on where the
+    // spinners sit); MCS does not pay for it.
+    bool count_spinners = false;
+    // With a coherence model, what the lock word's line sees besides the
+    // free lock's atomic: a waiter's RMW on the word as it joins (ticket's
+    // xadd on the tail, MCS's xchg of the queue tail), and the release's
+    // RMW when nobody waits (MCS's cmpxchg of the tail back to empty; a
+    // ticket or test-and-set unlock is a plain store that retires from the
+    // store buffer).
+    bool joins_with_rmw = false;
+    bool releases_with_rmw = false;
+    // Whether the others' order matters when the next holder leaves the
+    // queue (FIFO) or not (a random winner).
+    bool fifo = true;
+    // The next holder is not always the queue's head: pick_next_at decides.
+    bool picks = false;
+    // Kinds whose first few waiters spin on the word (qspinlock: the
+    // pending waiter and the queue head) without SpinnerGroups: how many
+    // at most.
+    int word_spinner_limit = 0;
+  };
+  FifoSpinlock(LockContext ctx, Traits traits)
       : topo_(ctx.topo),
         rng_(ctx.rng),
         groups_(*ctx.topo),
-        count_spinners_(count_spinners),
+        count_spinners_(traits.count_spinners),
         coherent_(ctx.topo->coherence().kind != CoherenceKind::kPairwise),
-        spinners_read_line_(count_spinners && coherent_) {}
+        spinners_read_line_(traits.count_spinners && coherent_),
+        joins_with_rmw_(traits.joins_with_rmw),
+        releases_with_rmw_(traits.releases_with_rmw),
+        fifo_(traits.fifo),
+        picks_(traits.picks),
+        word_spinner_limit_(traits.word_spinner_limit),
+        tracks_spinners_(spinners_read_line_ || (coherent_ && traits.word_spinner_limit > 0)) {}
 
   bool acquire(int cpu, Time now, LockMode mode, Time& granted_at) override;
   Time release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) override;
@@ -171,32 +202,25 @@ class FifoSpinlock : public Lock {
   // each group's transfer to `next`, divided by two.
   Duration rereads_ahead(int next) const { return groups_.fetches_to(next) / 2; }
   // Index in the queue of the waiter that gets the lock (0: FIFO head),
-  // and whether the others' order matters (FIFO) or not (a random winner).
-  virtual std::size_t pick_next(std::size_t) { return 0; }
-  virtual bool fifo() const { return true; }
-  // The same, knowing who releases and when (CNA reorders its queues here).
+  // knowing who releases and when (CNA reorders its queues here); called
+  // only for kinds whose traits say `picks`.
   virtual std::size_t pick_next_at(int releaser, Time now) {
     (void)releaser;
     (void)now;
-    return pick_next(waiters_.size());
+    return 0;
   }
-  // With a coherence model, what the lock word's line sees besides the
-  // free lock's atomic: a waiter's RMW on the word as it joins (ticket's
-  // xadd on the tail, MCS's xchg of the queue tail), and the release's
-  // RMW when nobody waits (MCS's cmpxchg of the tail back to empty; a
-  // ticket or test-and-set unlock is a plain store that retires from the
-  // store buffer).
-  virtual bool has_waiters() const { return !waiters_.empty(); }
-  virtual bool joins_with_rmw() const { return false; }
-  virtual bool releases_with_rmw() const { return false; }
+  // Waiters outside waiters_ (CNA's secondary queue).
+  virtual bool has_other_waiters() const { return false; }
+  bool has_waiters() const { return !waiters_.empty() || has_other_waiters(); }
+  bool joins_with_rmw() const { return joins_with_rmw_; }
+  bool releases_with_rmw() const { return releases_with_rmw_; }
+  bool fifo() const { return fifo_; }
+  int word_spinner_limit() const { return word_spinner_limit_; }
   // When the lock is `next`'s after a release whose store completed at
   // `released` (default: the kind's handoff cost after it).
   virtual Time handoff_at(int releaser, int next, Time released) {
     return released + handoff_cost(releaser, next);
   }
-  // Kinds whose first few waiters spin on the word (qspinlock: the pending
-  // waiter and the queue head) without SpinnerGroups: how many at most.
-  virtual int word_spinner_limit() const { return 0; }
   CacheLine& word() { return line_; }
 
   const Topology* topo_;
@@ -207,11 +231,20 @@ class FifoSpinlock : public Lock {
   // The waiters spin reading the lock word's line (ticket, tas) and the
   // machine has a coherence model: the line knows its spinners (cache_line.h).
   bool spinners_read_line_;
+  bool joins_with_rmw_, releases_with_rmw_, fifo_, picks_;
+  int word_spinner_limit_;
+  // Some waiters spin on the lock word's line (spinners_read_line_, or a
+  // coherence model and a word_spinner_limit): the line must know them.
+  bool tracks_spinners_;
   WaiterQueue waiters_;  // in queue order (CNA: its main queue)
 
  private:
-  // Tells the line how many spin on it and how long their re-reads take.
-  void update_spinners();
+  // Tells the line how many spin on it and how long their re-reads take
+  // (nothing to tell when no waiter spins on the word).
+  void update_spinners() {
+    if (tracks_spinners_) tell_spinners();
+  }
+  void tell_spinners();
 
   int holder_ = -1;
   Time hold_start_{};
@@ -220,10 +253,9 @@ class FifoSpinlock : public Lock {
 
 class TicketSpinlock final : public FifoSpinlock {
  public:
-  explicit TicketSpinlock(LockContext ctx) : FifoSpinlock(ctx, true) {}
+  explicit TicketSpinlock(LockContext ctx) : FifoSpinlock(ctx, Traits{.count_spinners = true, .joins_with_rmw = true}) {}
 
  protected:
-  bool joins_with_rmw() const override { return true; }
   // c k / 2 for k = waiters at the release (with `next`), c the transfer
   // to the next holder: the service time of Boyd-Wickizer et al.'s model,
   // s_k = 1/(s + c k/2) for the step from k+1 to k cores holding or waiting
@@ -238,11 +270,13 @@ class TicketSpinlock final : public FifoSpinlock {
     const Duration ck2 = t / 2 + rereads_ahead(next);
     return ck2 > t ? ck2 : t;
   }
+  Time handoff_at(int releaser, int next, Time released) override { return released + handoff_cost(releaser, next); }
 };
 
 class TasSpinlock final : public FifoSpinlock {
  public:
-  explicit TasSpinlock(LockContext ctx) : FifoSpinlock(ctx, true) {}
+  explicit TasSpinlock(LockContext ctx)
+      : FifoSpinlock(ctx, Traits{.count_spinners = true, .fifo = false, .picks = true}) {}
 
  protected:
   // (k+1)/2 transfers on a flat machine: the winner's own atomic, and on
@@ -250,17 +284,19 @@ class TasSpinlock final : public FifoSpinlock {
   Duration handoff_cost(int releaser, int next) const override {
     return topo_->transfer(releaser, next) + rereads_ahead(next);
   }
-  std::size_t pick_next(std::size_t waiting) override { return rng_.below(waiting); }
-  bool fifo() const override { return false; }
+  Time handoff_at(int releaser, int next, Time released) override { return released + handoff_cost(releaser, next); }
+  std::size_t pick_next_at(int, Time) override { return rng_.below(waiters_.size()); }
 };
 
 class QSpinlock : public FifoSpinlock {
  public:
-  explicit QSpinlock(LockContext ctx) : FifoSpinlock(ctx, false) {}
+  explicit QSpinlock(LockContext ctx) : QSpinlock(ctx, false) {}
 
  protected:
-  bool joins_with_rmw() const override { return true; }  // set pending, or xchg the tail
-  int word_spinner_limit() const override { return 2; }   // the pending waiter and the queue head
+  // Joins with an RMW (set pending, or xchg the tail); two waiters spin on
+  // the word (the pending waiter and the queue head); CNA picks.
+  QSpinlock(LockContext ctx, bool picks)
+      : FifoSpinlock(ctx, Traits{.joins_with_rmw = true, .picks = picks, .word_spinner_limit = 2}) {}
   // Pairwise: the re-read of the word and the waiter's atomic on it.
   Duration handoff_cost(int releaser, int next) const override {
     return topo_->transfer(releaser, next) + topo_->local_atomic();
@@ -287,13 +323,13 @@ class QSpinlock : public FifoSpinlock {
 // is a few entries in) and every waiter it passes moves once.
 class CnaSpinlock final : public QSpinlock {
  public:
-  CnaSpinlock(LockContext ctx, Duration threshold) : QSpinlock(ctx), threshold_(threshold) {}
+  CnaSpinlock(LockContext ctx, Duration threshold) : QSpinlock(ctx, true), threshold_(threshold) {}
   std::size_t secondary() const { return secondary_.size(); }
   std::uint64_t local_handoffs() const { return local_; }
 
  protected:
   std::size_t pick_next_at(int releaser, Time now) override;
-  bool has_waiters() const override { return !waiters_.empty() || !secondary_.empty(); }
+  bool has_other_waiters() const override { return !secondary_.empty(); }
 
  private:
   void splice_secondary() {
@@ -306,18 +342,17 @@ class CnaSpinlock final : public QSpinlock {
 
 class McsSpinlock final : public FifoSpinlock {
  public:
-  explicit McsSpinlock(LockContext ctx) : FifoSpinlock(ctx, false) {}
-
- protected:
   // xchg(tail, node) to join; cmpxchg(tail, node, NULL) to leave an empty
   // queue: MCS's two atomics to ticket's one (NSL 2012: MCS ~15% slower
   // than ticket at 2 cores). With a successor the release writes only the
   // successor's node: the handoff below.
-  bool joins_with_rmw() const override { return true; }
-  bool releases_with_rmw() const override { return true; }
+  explicit McsSpinlock(LockContext ctx) : FifoSpinlock(ctx, Traits{.joins_with_rmw = true, .releases_with_rmw = true}) {}
+
+ protected:
   Duration handoff_cost(int releaser, int next) const override {
     return topo_->transfer(releaser, next);
   }
+  Time handoff_at(int releaser, int next, Time released) override { return released + handoff_cost(releaser, next); }
 };
 
 }  // namespace vfssim::models

@@ -1,6 +1,7 @@
 // The engine on its own: event order, determinism, independence.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <thread>
 #include <vector>
 
@@ -68,6 +69,41 @@ TEST_CASE("a heap of many random events pops in order") {
   for (std::size_t i = 1; i < r.seen.size(); ++i) {
     CHECK(r.seen[i - 1].first <= r.seen[i].first);
     if (r.seen[i - 1].first == r.seen[i].first) CHECK(r.seen[i - 1].second < r.seen[i].second);
+  }
+}
+
+TEST_CASE("the event queue pops in (time, order) whatever its near events and heap hold") {
+  // Random pushes and pops, the pending count drifting from 0 to a few
+  // hundred and back (through the near array's limit both ways), ties in
+  // time and priority included; a sorted vector is the reference.
+  RngStream rng(11, "queue");
+  EventQueue q;
+  std::vector<Event> ref;
+  std::uint64_t seq = 0;
+  std::int64_t now = 0;
+  const auto later = [](const Event& a, const Event& b) { return runs_before(b, a); };
+  for (int step = 0; step < 200000; ++step) {
+    const int phase = (step / 5000) % 4;  // filling, steady, draining, steady small
+    const double p_push = phase == 0 ? 0.7 : phase == 2 ? 0.3 : 0.5;
+    if (ref.empty() || rng.uniform() < p_push) {
+      const std::int64_t delay = rng.uniform() < 0.2 ? 0 : static_cast<std::int64_t>(rng.below(rng.uniform() < 0.5 ? 50 : 5000));
+      const std::uint8_t prio = rng.uniform() < 0.1 ? 0 : 128;
+      const Event e{Time{Duration{now + delay}}, (std::uint64_t{prio} << 56) | seq++, 0, 0, seq};
+      q.push(e);
+      ref.push_back(e);
+      std::push_heap(ref.begin(), ref.end(), later);
+    } else {
+      std::pop_heap(ref.begin(), ref.end(), later);
+      const Event want = ref.back();
+      ref.pop_back();
+      REQUIRE(q.top().order == want.order);
+      const Event got = q.pop();
+      REQUIRE(got.time == want.time);
+      REQUIRE(got.order == want.order);
+      REQUIRE(got.arg == want.arg);
+      now = ps(got.time);
+    }
+    REQUIRE(q.size() == ref.size());
   }
 }
 
