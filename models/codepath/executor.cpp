@@ -218,7 +218,7 @@ void Executor::run(std::size_t t, sim::Time at, bool from_event) {
   }
 }
 
-bool Executor::run_local(std::size_t t, const Instr& in, sim::Time& at) {
+[[gnu::always_inline]] inline bool Executor::run_local(std::size_t t, const Instr& in, sim::Time& at) {
   Task& task = tasks_[t];
   ++local_steps_;
   switch (in.kind) {
@@ -261,7 +261,7 @@ bool Executor::run_local(std::size_t t, const Instr& in, sim::Time& at) {
   }
 }
 
-bool Executor::end_iteration(std::size_t t, sim::Time& at, bool& ended_before) {
+[[gnu::always_inline]] inline bool Executor::end_iteration(std::size_t t, sim::Time& at, bool& ended_before) {
   Task& task = tasks_[t];
   if (rcu_) {  // callbacks whose grace period has ended: softirq, CPU time of this task
     const Duration cb = rcu_->run_callbacks(t);
@@ -296,7 +296,7 @@ bool Executor::end_iteration(std::size_t t, sim::Time& at, bool& ended_before) {
   return true;
 }
 
-bool Executor::run_shared(std::size_t t, const Instr& in, sim::Time& at) {
+[[gnu::always_inline]] inline bool Executor::run_shared(std::size_t t, const Instr& in, sim::Time& at) {
   Task& task = tasks_[t];
   switch (in.kind) {
     case InstrKind::kAcquire: return acquire(task, in, at);
@@ -338,7 +338,7 @@ bool Executor::run_shared(std::size_t t, const Instr& in, sim::Time& at) {
   return true;
 }
 
-bool Executor::acquire(Task& task, const Instr& in, sim::Time& at) {
+[[gnu::always_inline]] inline bool Executor::acquire(Task& task, const Instr& in, sim::Time& at) {
   const std::uint32_t id = task.lock_ids[in.slot];
   if (checker_->exclusive_holder(id) == task.cpu) {
     // Self-deadlock: the CPU would wait forever for a lock it holds. A
@@ -362,7 +362,7 @@ bool Executor::acquire(Task& task, const Instr& in, sim::Time& at) {
   return true;
 }
 
-void Executor::release(Task& task, const Instr& in, sim::Time& at) {
+[[gnu::always_inline]] inline void Executor::release(Task& task, const Instr& in, sim::Time& at) {
   const std::uint32_t id = task.lock_ids[in.slot];
   checker_->released(id, task.cpu, at, in.mode);
   woken_.clear();
