@@ -3,8 +3,8 @@
 # test (through ctest), the Python tests and the notebooks (pytest with
 # /usr/bin/python3); then the unit tests and the bad-scenario corpus built
 # with AddressSanitizer + UBSan (BUILD-asan), and the scenario loader under
-# libFuzzer for VFSSIM_FUZZ_SECONDS (60) seconds (BUILD-fuzz, clang); each
-# of those two counts as one test. BUILD is $VFSSIM_BUILD_DIR (default
+# libFuzzer, two targets for VFSSIM_FUZZ_SECONDS (60) seconds each
+# (BUILD-fuzz, clang); each of those counts as one test. BUILD is $VFSSIM_BUILD_DIR (default
 # build). Ends with "tests: N passed, N failed" and the total time.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -60,23 +60,41 @@ tail -n 4 "$asan_log"
 junit "$results/sanitizers.xml" "unit tests and bad scenarios under ASan+UBSan" $asan_rc $(( $(date +%s) - t0 )) "$asan_log"
 echo "sanitizers: $([ $asan_rc -eq 0 ] && echo passed || echo "FAILED (see $asan_log)")"
 
-# Fuzzing: the scenario loader under libFuzzer (clang, ASan, UBSan). The
-# regressions are replayed first; new corpus entries go to BUILD-fuzz/corpus.
-t0=$(date +%s)
-fuzz_log="$results/fuzz.log"
+# Fuzzing under libFuzzer (clang, ASan, UBSan), two targets for
+# VFSSIM_FUZZ_SECONDS each: fuzz_scenario (the loader) and fuzz_run (load,
+# plan and run one small point). Both start from the corpus, the seeds and
+# 200 files of the structure-aware generator (scripts/gen_scenarios.py);
+# the regressions are replayed first; new corpus entries go to
+# BUILD-fuzz/corpus-TARGET. Longer runs before a release: docs/fuzzing.md.
+fuzz_rc=0
 {
   cmake -S . -B "$fuzz" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DVFSSIM_FUZZ=ON -DVFSSIM_PYTHON=OFF -DVFSSIM_TESTS=OFF >/dev/null &&
-  cmake --build "$fuzz" --target fuzz_scenario &&
-  mkdir -p "$fuzz/corpus" "$fuzz/artifacts" &&
-  { [ -z "$(ls -A tests/fuzz/regressions 2>/dev/null)" ] || "$fuzz/fuzz_scenario" tests/fuzz/regressions/*; } &&
-  "$fuzz/fuzz_scenario" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-    -artifact_prefix="$fuzz/artifacts/" "$fuzz/corpus" tests/fuzz/corpus scenarios/seed
-} >"$fuzz_log" 2>&1
-fuzz_rc=$?
-grep -E "^stat::(number_of_executed_units|new_units_added|peak_rss_mb)|^Done|ERROR|SUMMARY" "$fuzz_log" | tail -n 6
-junit "$results/fuzz.xml" "fuzz_scenario for ${fuzz_seconds} s" $fuzz_rc $(( $(date +%s) - t0 )) "$fuzz_log"
-echo "fuzz: $([ $fuzz_rc -eq 0 ] && echo "no finding in ${fuzz_seconds} s" || echo "FINDING (see $fuzz_log; input in $fuzz/artifacts/)")"
+  cmake --build "$fuzz" --target fuzz_scenario fuzz_run &&
+  rm -rf "$fuzz/generated" && /usr/bin/python3 scripts/gen_scenarios.py "$fuzz/generated" --count 200 --seed 1
+} >"$results/fuzz-build.log" 2>&1 || fuzz_rc=$?
+for target in fuzz_scenario fuzz_run; do
+  t0=$(date +%s)
+  fuzz_log="$results/$target.log"
+  rc=$fuzz_rc
+  if [ $rc -eq 0 ]; then
+    {
+      mkdir -p "$fuzz/corpus-$target" "$fuzz/artifacts" &&
+      { [ -z "$(ls -A tests/fuzz/regressions 2>/dev/null)" ] || "$fuzz/$target" tests/fuzz/regressions/*; } &&
+      "$fuzz/$target" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+        -artifact_prefix="$fuzz/artifacts/$target-" "$fuzz/corpus-$target" tests/fuzz/corpus scenarios/seed \
+        "$fuzz/generated"
+    } >"$fuzz_log" 2>&1
+    rc=$?
+  else
+    cp "$results/fuzz-build.log" "$fuzz_log"
+  fi
+  grep -E "^stat::(number_of_executed_units|new_units_added|peak_rss_mb)|^Done|ERROR|SUMMARY|cov: " "$fuzz_log" |
+    tail -n 4
+  junit "$results/$target.xml" "$target for ${fuzz_seconds} s" $rc $(( $(date +%s) - t0 )) "$fuzz_log"
+  echo "$target: $([ $rc -eq 0 ] && echo "no finding in ${fuzz_seconds} s" || echo "FINDING (see $fuzz_log; input in $fuzz/artifacts/)")"
+  [ $rc -eq 0 ] || fuzz_rc=$rc
+done
 
 /usr/bin/python3 - "$results" <<'PY'
 import sys, pathlib, xml.etree.ElementTree as ET

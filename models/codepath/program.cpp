@@ -456,6 +456,12 @@ bool iteration_can_take_time(const Program& program) {
       case InstrKind::kEndIteration:
       case InstrKind::kRcuReadLock:
       case InstrKind::kRcuReadUnlock:
+      // Shared steps that cost nothing themselves: call_rcu's callback runs
+      // only after a grace period (a loop of call_rcu alone would queue
+      // callbacks at one instant forever), and the pool's bookkeeping.
+      case InstrKind::kCallRcu:
+      case InstrKind::kPoolAlloc:
+      case InstrKind::kPoolReclaimed:
         break;
       default:
         return true;  // a shared step: it costs the machine's time, and yields to the engine
