@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "models/codepath/program.h"
+#include "models/experiment/point_result.h"
 #include "models/hardware/cache_line.h"
 #include "models/hardware/topology.h"
 #include "models/kernel/lock.h"
@@ -50,46 +51,6 @@ using LockFactory = std::unique_ptr<Lock> (*)(const LockDecl&, LockContext);
 std::unique_ptr<Lock> make_lock(const LockDecl& decl, LockContext ctx);
 using SeqFactory = std::unique_ptr<SeqCount> (*)(const Topology&);
 std::unique_ptr<SeqCount> make_seqcount(const Topology& topo);
-
-struct ProfileEntry {
-  std::string symbol;
-  std::string chain;   // "sym <- caller <- caller's caller"
-  std::string detail;  // the lock or line the step touches, or ""
-  Duration time{0};    // CPU time over all CPUs during the window
-  // What `detail` is ("lock", "line", "seqcount", or "") and whether this
-  // time is spent synchronizing on it (waiting, spinning, moving its line)
-  // rather than computing while holding it.
-  std::string object_kind;
-  bool synchronizing = false;
-};
-
-struct LockReport {
-  std::string name;
-  std::string kind;
-  Scope scope;
-  int instances = 0;
-  LockStats stats;  // summed over instances, as lock_stat reports a class
-};
-
-struct LineReport {
-  std::string name;
-  Scope scope;
-  int instances = 0;
-  LineStats stats;
-};
-
-struct SeqReport {
-  std::string name;
-  int instances = 0;
-  SeqStats stats;
-};
-
-struct PoolReport {
-  std::string name;
-  Scope scope;
-  int instances = 0;
-  PoolStats stats;
-};
 
 struct ExecutorConfig {
   std::vector<int> cpus;        // CPU of each task
