@@ -23,6 +23,7 @@
 #include "results/plot.h"
 #include "results/report.h"
 #include "results/review.h"
+#include "results/schema.h"
 #include "cli/run_durable.h"
 #include "results/store.h"
 #include "cli/validate.h"
@@ -47,6 +48,7 @@ const char* kUsage =
     "  compare FILE  two strategies side by side (LKP table), with their bottlenecks\n"
     "  bench         the lock microbenchmark: simulated acquisitions per second\n"
     "  history       list the runs stored in the results database\n"
+    "  schema        the result fields: JSON and Python keys, SQLite columns, types, units\n"
     "  probe         measure this machine (transfer matrix, contended line, real spinlocks);\n"
     "                write a machine preset and a lock scenario to check the model against\n"
     "\n"
@@ -239,6 +241,33 @@ int cmd_bench(const std::vector<std::string>& args) {
   return 0;
 }
 
+int cmd_schema(const std::vector<std::string>& args) {
+  po::options_description opts("vfssim schema [options]");
+  opts.add_options()("help,h", "this help")("json", "print the schema as one JSON document");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(opts).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << opts;
+    return 0;
+  }
+  const auto doc = report::schema::describe();
+  if (vm.count("json")) {
+    std::cout << doc.dump(2) << "\n";
+    return 0;
+  }
+  for (const auto& [key, t] : doc.items()) {
+    std::cout << key << " (SQLite table " << t["table"].get<std::string>() << ": one row per "
+              << t["rows"].get<std::string>() << ")\n";
+    for (const auto& f : t["fields"]) {
+      const std::string unit = f["unit"].get<std::string>();
+      std::printf("  %-20s %-8s %-32s %s\n", f["key"].get<std::string>().c_str(), f["type"].get<std::string>().c_str(),
+                  unit.c_str(), f["description"].get<std::string>().c_str());
+    }
+  }
+  return 0;
+}
+
 int cmd_history(const std::vector<std::string>& args) {
   po::options_description opts("vfssim history [options]");
   std::string db;
@@ -277,6 +306,7 @@ int main(int argc, char** argv) {
     if (cmd == "bench") return cmd_bench(args);
     if (cmd == "probe") return probe::cmd_probe(args);
     if (cmd == "history") return cmd_history(args);
+    if (cmd == "schema") return cmd_schema(args);
     if (cmd == "validate") return report::cmd_validate(args);
     if (cmd == "compare") return report::cmd_compare(args);
     std::cerr << "vfssim: unknown command '" << cmd << "'\n" << kUsage;

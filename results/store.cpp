@@ -323,47 +323,29 @@ std::int64_t Store::begin_run(const models::Scenario& sc, std::uint64_t seed, in
 
 void Store::add_point(std::int64_t run_id, const models::CurvePoint& cp) {
   in_transaction([&] {
-    const auto cpus = static_cast<std::int64_t>(cp.cpus);
-    Sql c(db_, "INSERT INTO curve(run_id, strategy, variant, cpus, ops_per_sec, stddev, events) VALUES (?,?,?,?,?,?,?)");
-    c.bind(1, run_id).bind(2, cp.strategy).bind(3, cp.variant).bind(4, cpus);
-    c.bind(5, cp.ops_per_sec).bind(6, cp.stddev).bind(7, static_cast<std::int64_t>(cp.events));
-    c.run();
-    Sql p(db_,
-          "INSERT INTO points(run_id, strategy, variant, cpus, rep, seed, ops_per_sec, ops, events, "
-          "window_seconds, stop, wall_seconds, window_events, cpu_time_ps) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    Sql l(db_,
-          "INSERT INTO lock_stats(run_id, strategy, variant, cpus, rep, lock, kind, scope, instances, con_bounces, "
-          "contentions, waittime_min_ps, waittime_max_ps, waittime_total_ps, acq_bounces, acquisitions, "
-          "holdtime_min_ps, holdtime_max_ps, holdtime_total_ps, holds) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    Sql f(db_,
-          "INSERT INTO profile(run_id, strategy, variant, cpus, rep, symbol, chain, detail, time_ps, share, "
-          "object_kind, synchronizing) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
-    for (const auto& r : cp.reps) {
-      bind_key(p, run_id, cp, r.spec.rep);
-      p.bind(6, static_cast<std::int64_t>(r.spec.seed)).bind(7, r.ops_per_sec).bind(8, static_cast<std::int64_t>(r.ops));
-      p.bind(9, static_cast<std::int64_t>(r.events)).bind(10, r.window_seconds).bind(11, r.stop).bind(12, r.wall_seconds);
-      p.bind(13, static_cast<std::int64_t>(r.window_events)).bind(14, r.cpu_time.count());
-      p.run();
-      for (const auto& lk : r.locks) {
-        const auto& s = lk.stats;
-        bind_key(l, run_id, cp, r.spec.rep);
-        l.bind(6, lk.name).bind(7, lk.kind).bind(8, std::string(models::to_string(lk.scope)));
-        l.bind(9, static_cast<std::int64_t>(lk.instances)).bind(10, static_cast<std::int64_t>(s.con_bounces));
-        l.bind(11, static_cast<std::int64_t>(s.contentions)).bind(12, s.wait_min.count()).bind(13, s.wait_max.count());
-        l.bind(14, s.wait_total.count()).bind(15, static_cast<std::int64_t>(s.acq_bounces));
-        l.bind(16, static_cast<std::int64_t>(s.acquisitions)).bind(17, s.hold_min.count());
-        l.bind(18, s.hold_max.count()).bind(19, s.hold_total.count()).bind(20, static_cast<std::int64_t>(s.holds));
-        l.run();
-      }
-      for (const auto& e : r.profile) {
-        bind_key(f, run_id, cp, r.spec.rep);
-        f.bind(6, e.symbol).bind(7, e.chain).bind(8, e.detail).bind(9, e.time.count());
-        f.bind(10, r.cpu_time.count() > 0 ? static_cast<double>(e.time.count()) / static_cast<double>(r.cpu_time.count()) : 0.0);
-        f.bind(11, e.object_kind).bind(12, static_cast<std::int64_t>(e.synchronizing));
-        f.run();
-      }
+    // The curve row and every replication's rows of every table of the
+    // result schema (results/schema.h).
+    const auto& cf = schema::curve();
+    std::string cols = "run_id, strategy, variant, cpus", marks = "?,?,?,?";
+    for (const auto& f : cf.fields) {
+      cols += ", " + schema::column_of(f);
+      marks += ",?";
     }
-    add_point_details(run_id, cp);  // lines, seqcounts, pools, RCU (cli/store_durable.cpp)
+    Sql c(db_, (std::string("INSERT INTO ") + cf.sql + "(" + cols + ") VALUES (" + marks + ")").c_str());
+    c.bind(1, run_id).bind(2, cp.strategy).bind(3, cp.variant).bind(4, static_cast<std::int64_t>(cp.cpus));
+    bind_record(c, 5, cf.fields, cp, {});
+    c.run();
+    auto insert_all = [&](const auto& table) {
+      Sql s(db_, insert_sql(table).c_str());
+      for (const auto& r : cp.reps)
+        for (const auto* row : schema::rows_of(table, r)) {
+          bind_key(s, run_id, cp, r.spec.rep);
+          bind_record(s, 6, table.fields, *row, schema::context_of(r));
+          s.run();
+        }
+    };
+    insert_all(schema::points());
+    schema::for_each_stats_table(insert_all);
   });
 }
 

@@ -109,7 +109,6 @@ class Store {
   std::string run_status(std::int64_t run_id);  // "" before schema 3
 
  private:
-  void add_point_details(std::int64_t run_id, const models::CurvePoint& cp);
   void exec(const std::string& sql);
   // Runs `body` inside BEGIN IMMEDIATE ... COMMIT; an exception rolls back
   // and propagates. Returns what `body` returns.
