@@ -313,8 +313,8 @@ std::vector<models::PointResult> run_points(const models::Scenario& sc, const st
 
 // The `vfssim run --json` document of a sweep (with the curves' fits, as the CLI prints it).
 std::string document_json(const models::Scenario& sc, const models::SweepSpec& spec,
-                          const std::vector<models::CurvePoint>& curve) {
-  auto doc = report::run_json(sc, report::RunInfo{spec.seed, spec.reps}, curve);
+                          const std::vector<models::CurvePoint>& curve, std::optional<std::size_t> profile_top) {
+  auto doc = report::run_json(sc, report::RunInfo{spec.seed, spec.reps, profile_top}, curve);
   doc["fits"] = report::fits_json(report::fit_curves(curve));
   return doc.dump();
 }
@@ -619,27 +619,30 @@ PYBIND11_MODULE(_vfssim, m) {
       "document",
       [](const ScenarioPtr& sc, const std::vector<int>& cpus, std::uint64_t seed, int reps,
          const std::vector<std::string>& strategies, unsigned jobs, const std::vector<std::string>& variants,
-         py::object progress) {
+         py::object progress, std::optional<std::size_t> profile_top) {
         const auto spec = make_spec(strategies, variants, cpus, reps, seed, jobs);
         const auto curve = sweep_curve(*sc, spec, progress);
-        return document_json(*sc, spec, curve);
+        return document_json(*sc, spec, curve, profile_top);
       },
       py::arg("scenario"), py::arg("cpus") = std::vector<int>{}, py::arg("seed") = 1, py::arg("reps") = 1,
       py::arg("strategies") = std::vector<std::string>{}, py::arg("jobs") = 0u,
       py::arg("variants") = std::vector<std::string>{}, py::arg("progress") = py::none(),
-      "Runs a sweep; returns the `vfssim run --json` document as text.");
+      py::arg("profile_top") = py::none(),
+      "Runs a sweep; returns the `vfssim run --json` document as text (profile_top: as --json-profile-top;\n"
+      "None: every profile entry).");
   m.def(
       "run_json",
       [](const std::string& path, const std::vector<int>& cpus, std::uint64_t seed, int reps,
-         const std::vector<std::string>& strategies, unsigned jobs, const std::vector<std::string>& variants) {
+         const std::vector<std::string>& strategies, unsigned jobs, const std::vector<std::string>& variants,
+         std::optional<std::size_t> profile_top) {
         const models::Scenario sc = models::load_scenario_file(path);
         const auto spec = make_spec(strategies, variants, cpus, reps, seed, jobs);
         const auto curve = sweep_curve(sc, spec, py::none());
-        return document_json(sc, spec, curve);
+        return document_json(sc, spec, curve, profile_top);
       },
       py::arg("path"), py::arg("cpus") = std::vector<int>{}, py::arg("seed") = 1, py::arg("reps") = 1,
       py::arg("strategies") = std::vector<std::string>{}, py::arg("jobs") = 0u,
-      py::arg("variants") = std::vector<std::string>{},
+      py::arg("variants") = std::vector<std::string>{}, py::arg("profile_top") = py::none(),
       "Runs a scenario file's sweep; returns the `vfssim run --json` document as text.");
 
   m.def(

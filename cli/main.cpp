@@ -1,6 +1,6 @@
 // vfssim: the command-line front end.
 //
-//   vfssim run FILE [--cpus 1,2,4] [--seed N] [--reps N] [--jobs N] [--db PATH] [--json]
+//   vfssim run FILE [--cpus 1,2,4] [--seed N] [--reps N] [--jobs N] [--db PATH] [--json [--json-profile-top N]]
 //                   [--plot PATH] [--next-bottleneck] [--max-events N] [--max-wall S] [--resume]
 //   vfssim validate [PATH...] [--json] [--jobs N] [--reps N] [--db PATH]
 //   vfssim compare FILE --base A --new B [--cpus N] [--reps N] [--variant V] [--json]
@@ -90,6 +90,7 @@ int cmd_run(const std::vector<std::string>& args) {
     ("jobs,j", po::value(&jobs)->default_value(0), "worker threads (default: all cores)")
     ("db", po::value(&db)->default_value("vfssim.db"), "results database (SQLite); '' to store nothing")
     ("json", "print one JSON document on stdout instead of tables")
+    ("json-profile-top", po::value<std::size_t>(), "with --json: only the N largest profile entries of each point (default: all)")
     ("plot", po::value(&plot), "write the curves as an SVG file")
     ("next-bottleneck", "run each point again without its bottleneck to find the next one (doubles the cost)")
     ("bottleneck-depth", po::value(&depth)->default_value(1),
@@ -104,6 +105,7 @@ int cmd_run(const std::vector<std::string>& args) {
   if (depth < 1 || depth > 16) throw po::error("--bottleneck-depth must be from 1 to 16");
   if (!vm["bottleneck-depth"].defaulted() && !vm.count("next-bottleneck"))
     throw po::error("--bottleneck-depth needs --next-bottleneck");
+  if (vm.count("json-profile-top") && !vm.count("json")) throw po::error("--json-profile-top needs --json");
 
   const models::Scenario sc = models::load_scenario_file(file);
   models::SweepSpec spec;
@@ -165,6 +167,9 @@ int cmd_run(const std::vector<std::string>& args) {
   if (!plot.empty()) report::write_plot(plot, sc, curve);
 
   report::RunInfo info{seed, reps};
+  if (vm.count("json-profile-top")) {
+    info.profile_top = vm["json-profile-top"].as<std::size_t>();
+  }
   if (vm.count("json")) {
     auto doc = report::run_json(sc, info, curve);
     doc["fits"] = report::fits_json(fits);

@@ -15,8 +15,9 @@ namespace vfssim::report {
 struct RunInfo {
   std::uint64_t seed = 1;
   int reps = 1;
-  // Profile entries per point in the document (largest first); none: all.
-  std::optional<std::size_t> profile_top = 20;
+  // Profile entries per point in the document (largest first); none: all
+  // (the default: the same profile as Python and the database hold).
+  std::optional<std::size_t> profile_top;
 };
 
 // The `vfssim run --json` document. Deterministic: no wall-clock field.

@@ -46,7 +46,17 @@ with tempfile.TemporaryDirectory() as tmp:
     j1 = run("run", scenario, "--cpus", "1,2,4", "--json", "--db", "", "-q", "--jobs", "1")
     check(j1.stdout == a.stdout, "--jobs 1 gives the same bytes as all cores")
 
+    # The JSON profile is the whole profile, as Python and the database hold it; --json-profile-top cuts it.
     con = sqlite3.connect(db)
+    big = max(pts, key=lambda p: len(p["profile"]))
+    stored = con.execute("select count(*) from profile p join runs r on r.id = p.run_id where r.id = 1 and "
+                         "p.strategy = ? and p.cpus = ? and p.rep = 0", (big["strategy"], big["cpus"])).fetchone()[0]
+    check(len(big["profile"]) == stored and stored > 3, f"JSON profile complete: {len(big['profile'])} = {stored} rows stored")
+    t3 = json.loads(run("run", scenario, "--cpus", "1,2,4", "--json", "--db", "", "-q", "--json-profile-top", "3").stdout)
+    check(all(len(p["profile"]) == min(3, len(q["profile"])) and p["profile"] == q["profile"][:3]
+              for p, q in zip(t3["points"], pts)), "--json-profile-top 3: the 3 largest entries")
+    r = run("run", scenario, "--cpus", "1", "--db", "", "-q", "--json-profile-top", "3")
+    check(r.returncode == 2 and "--json-profile-top needs --json" in r.stderr, "--json-profile-top without --json: exit 2")
     check(con.execute("select count(*) from runs").fetchone()[0] == 2, "two runs stored")
     check(con.execute("select count(*) from curve").fetchone()[0] == 2 * len(pts), "curve rows stored")
     check(con.execute("select count(*) from lock_stats").fetchone()[0] > 0, "lock_stat rows stored")

@@ -74,3 +74,13 @@ def test_dataframes_take_their_columns_from_the_schema():
     assert list(p.profile.columns) == columns("profile")
     assert list(p.lines.columns) == columns("lines")
     assert "holds" in columns("lock_stat") and "waittime_total_us" in columns("lock_stat")
+
+
+def test_the_json_profile_is_whole_unless_cut():
+    sc = vfssim.Scenario.load(SCENARIO)
+    s = sc.strategies[0]
+    whole = sc.run_point(s, 4).to_dict()["profile"]
+    doc = json.loads(_vfssim.document(sc.native, cpus=[4], strategies=[s]))
+    assert len(doc["points"][0]["profile"]) == len(whole) > 2
+    cut = json.loads(_vfssim.document(sc.native, cpus=[4], strategies=[s], profile_top=2))
+    assert cut["points"][0]["profile"] == doc["points"][0]["profile"][:2]
