@@ -443,6 +443,11 @@ PYBIND11_MODULE(_vfssim, m) {
                              "the file it came from, or the name given to load_scenario_string")
       .def_property_readonly("text", [](const models::Scenario& s) { return s.text; }, "the YAML text loaded")
       .def_property_readonly("hash", [](const models::Scenario& s) { return s.hash; }, "fnv1a64 of the text, hex")
+      .def_property_readonly("resolved_text", [](const models::Scenario& s) { return s.resolved_text; },
+                             "the scenario resolved by the loader (YAML): machine presets inlined, `extends` applied,\n"
+                             "every variant's parameters and CPU list spelled out; it loads back to the same simulations")
+      .def_property_readonly("resolved_hash", [](const models::Scenario& s) { return s.resolved_hash; },
+                             "fnv1a64 of resolved_text, hex")
       .def_property_readonly("machine_name", [](const models::Scenario& s) { return s.machine_name; })
       .def_property_readonly("machine_cpus", [](const models::Scenario& s) { return machine_cpus(s.machine); })
       .def_property_readonly("strategies",

@@ -1233,8 +1233,8 @@ std::string hex64(std::uint64_t v) {
 // ../machines and machines/, $VFSSIM_MACHINES, the source tree) or
 // `machine: PATH.yaml` (a machine file, relative to the scenario's folder;
 // `vfssim probe --out DIR` writes DIR/machine.yaml).
-TopologySpec load_machine_ref(const Reader& r, const YAML::Node& n, const std::string& file,
-                              const std::vector<std::string>& machine_dirs) {
+std::string machine_ref_path(const Reader& r, const YAML::Node& n, const std::string& file,
+                             const std::vector<std::string>& machine_dirs) {
   const std::string ref = r.scalar(n, "machine");
   const fs::path here = fs::path(file).parent_path();
   if (ref.find('/') != std::string::npos || (ref.size() > 5 && ref.substr(ref.size() - 5) == ".yaml")) {
@@ -1243,7 +1243,7 @@ TopologySpec load_machine_ref(const Reader& r, const YAML::Node& n, const std::s
     if (!fs::is_regular_file(path, ec))
       r.fail(n, "machine file '" + ref + "' does not exist (looked for " + path.string() + ")",
              "a machine file's path relative to the scenario, or a preset name");
-    return load_machine_file(path.string());
+    return path.string();
   }
   const std::string name = r.name(n, "machine");
   std::vector<std::string> dirs = machine_dirs;
@@ -1266,7 +1266,125 @@ TopologySpec load_machine_ref(const Reader& r, const YAML::Node& n, const std::s
            "a preset (" + (list.empty() ? std::string("none found") : list) +
                "), a machine file's path such as ./machine.yaml, or an inline machine mapping");
   }
-  return load_machine_file(path);
+  return path;
+}
+
+// `machine:` of the scenario or of a variant: a reference, or an inline
+// mapping (named `fallback_name` unless it has a `machine:` name).
+TopologySpec load_machine_ref(const Reader& r, const YAML::Node& n, const std::string& file,
+                              const std::vector<std::string>& machine_dirs, const std::string& fallback_name) {
+  if (n.IsMap()) return parse_machine(r, n, fallback_name);
+  return load_machine_file(machine_ref_path(r, n, file, machine_dirs));
+}
+
+// The machine a `machine:` node names, as an inline mapping that carries
+// its name (loading it gives the same TopologySpec).
+YAML::Node inline_machine(const Reader& r, const YAML::Node& n, const std::string& file,
+                          const std::vector<std::string>& machine_dirs, const TopologySpec& spec) {
+  if (n.IsMap()) {
+    YAML::Node m = YAML::Clone(n);
+    m["machine"] = spec.name;
+    return m;
+  }
+  const std::string path = machine_ref_path(r, n, file, machine_dirs);
+  YAML::Node m = YAML::Clone(parse_yaml(read_file(path), path));
+  m["machine"] = spec.name;
+  return m;
+}
+
+const char* const kStrategyMaps[] = {"locks", "lines", "seqcounts", "pools", "dentries", "ops"};
+
+// A strategy's node with `extends` applied as resolve_extends applies it to
+// the parsed strategies: the parent's entries of each map, replaced by the
+// child's of the same name; the child's other keys (kernel, dentry_lock)
+// over the parent's; the parent's description dropped.
+YAML::Node resolved_strategy_node(const YAML::Node& strategies, const std::string& name) {
+  const YAML::Node child = strategies[name];
+  if (!child["extends"]) return YAML::Clone(child);
+  const YAML::Node parent = resolved_strategy_node(strategies, child["extends"].Scalar());
+  YAML::Node out = YAML::Clone(parent);
+  out.remove("description");
+  for (const auto& kv : child) {
+    const std::string key = kv.first.Scalar();
+    if (key == "extends") continue;
+    const bool is_map = std::find_if(std::begin(kStrategyMaps), std::end(kStrategyMaps),
+                                     [&](const char* m) { return key == m; }) != std::end(kStrategyMaps);
+    if (is_map && kv.second.IsMap() && out[key] && out[key].IsMap()) {
+      YAML::Node merged = out[key];
+      for (const auto& e : kv.second) merged[e.first.Scalar()] = YAML::Clone(e.second);
+    } else {
+      out[key] = YAML::Clone(kv.second);
+    }
+  }
+  // The parent's dentries keep the parent's d_lock kind when the child
+  // declares dentries of its own with another kind.
+  if (child["dentry_lock"] && parent["dentry_lock"] && parent["dentries"] &&
+      child["dentry_lock"].Scalar() != parent["dentry_lock"].Scalar()) {
+    for (const auto& d : parent["dentries"]) {
+      const std::string dn = d.first.Scalar();
+      if (child["dentries"] && child["dentries"][dn]) continue;
+      if (out["locks"] && out["locks"][dn + ".d_lock"]) continue;
+      YAML::Node lock;
+      lock["kind"] = parent["dentry_lock"].Scalar();
+      lock["scope"] = d.second["scope"].Scalar();
+      out["locks"][dn + ".d_lock"] = lock;
+    }
+  }
+  return out;
+}
+
+YAML::Node flow_list(const std::vector<int>& v) {
+  YAML::Node n(YAML::NodeType::Sequence);
+  for (int x : v) n.push_back(x);
+  n.SetStyle(YAML::EmitterStyle::Flow);
+  return n;
+}
+
+// The scenario with everything resolved that the loader resolves: machine
+// presets and files inlined (named as before), `extends` applied, each
+// variant's complete parameters and CPU list, the default CPU list. It
+// loads back to the same Scenario (and the same results); comments are gone.
+std::string resolved_document(const Reader& r, const YAML::Node& root, const Scenario& sc, const std::string& file,
+                              const std::vector<std::string>& machine_dirs) {
+  YAML::Node out(YAML::NodeType::Map);
+  for (const auto& kv : root) {
+    const std::string key = kv.first.Scalar();
+    if (key == "machine") {
+      out[key] = inline_machine(r, kv.second, file, machine_dirs, sc.machine);
+    } else if (key == "workload") {
+      YAML::Node w = YAML::Clone(kv.second);
+      if (!w["cpus"]) w["cpus"] = flow_list(sc.workload.cpus);
+      out[key] = w;
+    } else if (key == "variants") {
+      YAML::Node vs(YAML::NodeType::Map);
+      for (const auto& v : kv.second) {
+        const Variant& var = sc.variant(v.first.Scalar());
+        YAML::Node n = YAML::Clone(v.second);
+        if (root["params"]) {
+          YAML::Node params = YAML::Clone(root["params"]);
+          if (v.second["params"])
+            for (const auto& pv : v.second["params"]) params[pv.first.Scalar()] = YAML::Clone(pv.second);
+          n["params"] = params;
+        }
+        if (v.second["machine"]) {
+          n["machine"] = inline_machine(r, v.second["machine"], file, machine_dirs, var.machine);
+          n["cpus"] = flow_list(var.workload.cpus);
+        }
+        vs[v.first.Scalar()] = n;
+      }
+      out[key] = vs;
+    } else if (key == "strategies") {
+      YAML::Node ss(YAML::NodeType::Map);
+      for (const auto& st : kv.second) ss[st.first.Scalar()] = resolved_strategy_node(kv.second, st.first.Scalar());
+      out[key] = ss;
+    } else {
+      out[key] = YAML::Clone(kv.second);
+    }
+  }
+  YAML::Emitter e;
+  e.SetIndent(2);
+  e << out;
+  return std::string(e.c_str()) + "\n";
 }
 
 Scenario load_from(const std::string& text, const std::string& file, const std::vector<std::string>& machine_dirs) {
@@ -1286,13 +1404,8 @@ Scenario load_from(const std::string& text, const std::string& file, const std::
   if (root["source"]) sc.source = r.scalar(root["source"], "source");
 
   const auto machine = r.require(root, "machine", "the scenario");
-  if (machine.IsScalar()) {
-    sc.machine = load_machine_ref(r, machine, file, machine_dirs);
-    sc.machine_name = sc.machine.name;
-  } else {
-    sc.machine = parse_machine(r, machine, sc.name + "-machine");
-    sc.machine_name = sc.machine.name;
-  }
+  sc.machine = load_machine_ref(r, machine, file, machine_dirs, sc.name + "-machine");
+  sc.machine_name = sc.machine.name;
 
   const auto wl = r.require(root, "workload", "the scenario");
   r.expect_map(wl, "workload");
@@ -1378,7 +1491,7 @@ Scenario load_from(const std::string& text, const std::string& file, const std::
         }
       }
       if (const auto m = kv.second["machine"]) {
-        v.machine = load_machine_ref(r, m, file, machine_dirs);
+        v.machine = load_machine_ref(r, m, file, machine_dirs, sc.name + "-" + v.name + "-machine");
         v.machine_name = v.machine.name;
         if (!kv.second["cpus"]) {
           const Topology vt(v.machine);
@@ -1418,6 +1531,8 @@ Scenario load_from(const std::string& text, const std::string& file, const std::
   for (const auto& s : sc.strategies)
     for (const auto& v : sc.variants) check_references(s, v.workload.loop, v.workload.loop_mark, sc.params);
   if (root["expect"]) sc.expect = parse_expect(r, root["expect"], sc);
+  sc.resolved_text = resolved_document(r, root, sc, file, machine_dirs);
+  sc.resolved_hash = hex64(sim::stable_hash(sc.resolved_text));
   return sc;
 }
 
