@@ -5,7 +5,11 @@
 //   vfssim validate [PATH...] [--json] [--jobs N] [--reps N] [--db PATH]
 //   vfssim compare FILE --base A --new B [--cpus N] [--reps N] [--variant V] [--json]
 //   vfssim bench [--json] [--seconds S]
-//   vfssim history [--db PATH]
+//   vfssim history [--db PATH] [--json] [--kind run|compare|validate] [--scenario NAME]
+//   vfssim show RUN [--db PATH] [--json] [--resolved]
+//   vfssim diff RUN_A RUN_B [--db PATH] [--json]
+//   vfssim export RUN --csv [--table points|lock_stat|profile|...] [--db PATH]
+//   vfssim schema [--json]
 //   vfssim probe --out DIR [--cpus LIST] [--seconds S] [--quiet]
 //   vfssim --help | --version
 //
@@ -25,6 +29,7 @@
 #include "results/review.h"
 #include "results/schema.h"
 #include "cli/run_durable.h"
+#include "cli/stored.h"
 #include "results/store.h"
 #include "cli/validate.h"
 #include "models/experiment/experiment.h"
@@ -47,7 +52,10 @@ const char* kUsage =
     "  validate      score the reported figures (expect:) of scenarios against predictions\n"
     "  compare FILE  two strategies side by side (LKP table), with their bottlenecks\n"
     "  bench         the lock microbenchmark: simulated acquisitions per second\n"
-    "  history       list the runs stored in the results database\n"
+    "  history       list the runs, compares and validations stored in the results database\n"
+    "  show RUN      a stored run: its curves, or (--resolved) the scenario it ran\n"
+    "  diff A B      two stored runs side by side (LKP table)\n"
+    "  export RUN    a stored run's points, lock_stat or profile as CSV\n"
     "  schema        the result fields: JSON and Python keys, SQLite columns, types, units\n"
     "  probe         measure this machine (transfer matrix, contended line, real spinlocks);\n"
     "                write a machine preset and a lock scenario to check the model against\n"
@@ -166,7 +174,7 @@ int cmd_run(const std::vector<std::string>& args) {
   }
   if (!plot.empty()) report::write_plot(plot, sc, curve);
 
-  report::RunInfo info{seed, reps};
+  report::RunInfo info{seed, reps, std::nullopt};
   if (vm.count("json-profile-top")) {
     info.profile_top = vm["json-profile-top"].as<std::size_t>();
   }
@@ -273,25 +281,6 @@ int cmd_schema(const std::vector<std::string>& args) {
   return 0;
 }
 
-int cmd_history(const std::vector<std::string>& args) {
-  po::options_description opts("vfssim history [options]");
-  std::string db;
-  opts.add_options()("help,h", "this help")("db", po::value(&db)->default_value("vfssim.db"), "results database");
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(opts).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << opts;
-    return 0;
-  }
-  report::Store store(db);
-  std::printf("%5s  %-20s  %-32s %-16s %8s %7s %9s\n", "run", "created", "scenario", "machine", "seed", "points", "wall s");
-  for (const auto& r : store.runs())
-    std::printf("%5lld  %-20s  %-32s %-16s %8llu %7d %9.2f\n", static_cast<long long>(r.id), r.created_at.c_str(),
-                r.scenario.c_str(), r.machine.c_str(), static_cast<unsigned long long>(r.seed), r.points, r.wall_seconds);
-  return 0;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -310,7 +299,10 @@ int main(int argc, char** argv) {
     if (cmd == "run") return cmd_run(args);
     if (cmd == "bench") return cmd_bench(args);
     if (cmd == "probe") return probe::cmd_probe(args);
-    if (cmd == "history") return cmd_history(args);
+    if (cmd == "history") return report::cmd_history(args);
+    if (cmd == "show") return report::cmd_show(args);
+    if (cmd == "diff") return report::cmd_diff(args);
+    if (cmd == "export") return report::cmd_export(args);
     if (cmd == "schema") return cmd_schema(args);
     if (cmd == "validate") return report::cmd_validate(args);
     if (cmd == "compare") return report::cmd_compare(args);

@@ -45,19 +45,10 @@ double share(const PointResult& p, sim::Duration t) {
   return p.cpu_time.count() > 0 ? static_cast<double>(t.count()) / static_cast<double>(p.cpu_time.count()) : 0.0;
 }
 
-json value_json(const schema::Value& v) {
-  return std::visit(
-      [](const auto& x) -> json {
-        if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::monostate>) return nullptr;
-        else return x;
-      },
-      v);
-}
-
 template <class R>
 json record_json(const std::vector<schema::Field<R>>& fields, const R& r, const schema::Context& c) {
   json out = json::object();
-  for (const auto& f : fields) out[schema::key_of(f)] = value_json(schema::shown(f, r, c));
+  for (const auto& f : fields) out[schema::key_of(f)] = schema::to_json(schema::shown(f, r, c));
   return out;
 }
 
@@ -109,7 +100,7 @@ json run_json(const models::Scenario& sc, const RunInfo& info, const std::vector
                           {"stop", p0.stop},
                           {"bottleneck", bottleneck_json(find_bottleneck(cp.reps))}});
     for (const auto& f : schema::curve().fields)  // ops_per_sec, stddev, events
-      points.back()[schema::key_of(f)] = value_json(schema::shown(f, cp, {}));
+      points.back()[schema::key_of(f)] = schema::to_json(schema::shown(f, cp, {}));
     // lock_stat, lines, seqcounts, pools, profile, rcu: the schema's tables (results/schema.h).
     points.back().update(stats_json(p0, info.profile_top));
   }

@@ -39,6 +39,15 @@ std::string as_text(const Value& v) {
   return {};
 }
 
+nlohmann::json to_json(const Value& v) {
+  return std::visit(
+      [](const auto& x) -> nlohmann::json {
+        if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::monostate>) return nullptr;
+        else return x;
+      },
+      v);
+}
+
 models::Scope scope_named(const std::string& s) {
   for (auto sc : {models::Scope::kGlobal, models::Scope::kNode, models::Scope::kCpu, models::Scope::kProcess,
                   models::Scope::kTask})

@@ -142,6 +142,9 @@ models::Scope scope_named(const std::string& s);  // throws std::invalid_argumen
 
 inline Context context_of(const models::PointResult& p) { return Context{p.cpu_time}; }
 
+// A value as JSON (monostate: null).
+nlohmann::json to_json(const Value& v);
+
 // A field's value as JSON and Python show it: a time in microseconds.
 template <class R>
 Value shown(const Field<R>& f, const R& r, const Context& c) {

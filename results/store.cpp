@@ -3,6 +3,7 @@
 #include "results/sql_statement.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cmath>
 #include <ctime>
 #include <thread>
@@ -213,6 +214,14 @@ ALTER TABLE validation_figures ADD COLUMN restated INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE validation_figures ADD COLUMN restates TEXT;
 ALTER TABLE validation_figures ADD COLUMN factor REAL;
 )sql",
+    // 7: the resolved scenario of a run (presets inlined, extends applied,
+    // every parameter spelled out) and its hash: --resume's key with the
+    // tool version, and `vfssim show RUN --resolved`.
+    R"sql(
+ALTER TABLE runs ADD COLUMN resolved_scenario TEXT;
+ALTER TABLE runs ADD COLUMN resolved_hash TEXT;
+CREATE INDEX runs_by_resolved ON runs(resolved_hash, tool_version, seed, replications, sweep);
+)sql",
 };
 
 constexpr int kMigrationCount = sizeof(kMigrations) / sizeof(kMigrations[0]);
@@ -313,10 +322,10 @@ std::int64_t Store::begin_run(const models::Scenario& sc, std::uint64_t seed, in
   const std::string when = utc_now();
   Sql s(db_,
               "INSERT INTO runs(created_at, tool_version, scenario, scenario_path, scenario_hash, scenario_text, "
-              "machine, seed, replications, args) VALUES (?,?,?,?,?,?,?,?,?,?)");
+              "machine, seed, replications, args, resolved_scenario, resolved_hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
   s.bind(1, when).bind(2, std::string(VFSSIM_VERSION)).bind(3, sc.name).bind(4, sc.path);
   s.bind(5, sc.hash).bind(6, sc.text).bind(7, sc.machine_name).bind(8, static_cast<std::int64_t>(seed));
-  s.bind(9, static_cast<std::int64_t>(reps)).bind(10, args);
+  s.bind(9, static_cast<std::int64_t>(reps)).bind(10, args).bind(11, sc.resolved_text).bind(12, sc.resolved_hash);
   s.run();
   return sqlite3_last_insert_rowid(db_);
 }
@@ -370,16 +379,67 @@ void Store::finish_run(std::int64_t run_id, double wall_seconds) {
   s.run();
 }
 
-std::vector<Store::RunRow> Store::runs() {
-  std::vector<RunRow> out;
+bool Store::exists(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f) std::fclose(f);
+  return f != nullptr;
+}
+
+std::vector<Store::HistoryRow> Store::history() {
+  std::vector<HistoryRow> out;
+  // Runs (a compare's run has comparison rows), then validations, by time.
   Sql q(db_,
-              "SELECT r.id, r.created_at, r.scenario, r.machine, r.tool_version, r.seed, "
-              "(SELECT count(*) FROM curve c WHERE c.run_id=r.id), coalesce(r.wall_seconds, -1) "
-              "FROM runs r ORDER BY r.id");
-  while (q.step())
-    out.push_back(RunRow{q.i64(0), q.text(1), q.text(2), q.text(3), q.text(4), static_cast<std::uint64_t>(q.i64(5)),
-                         static_cast<int>(q.i64(6)), q.f64(7)});
+        "SELECT CASE WHEN EXISTS (SELECT 1 FROM comparisons c WHERE c.run_id=r.id) THEN 'compare' ELSE 'run' END, "
+        "r.id, r.created_at, r.scenario, r.machine, r.tool_version, r.seed, r.replications, "
+        "(SELECT count(*) FROM curve c WHERE c.run_id=r.id), coalesce(r.status, ''), r.wall_seconds FROM runs r "
+        "UNION ALL SELECT 'validate', v.id, v.created_at, '', '', v.tool_version, NULL, NULL, "
+        "(SELECT count(*) FROM validation_figures f WHERE f.validation_id=v.id), 'done', v.wall_seconds "
+        "FROM validations v ORDER BY 3, 1 DESC, 2");
+  while (q.step()) {
+    HistoryRow h;
+    h.kind = q.text(0);
+    h.id = q.i64(1);
+    h.created_at = q.text(2);
+    h.scenario = q.text(3);
+    h.machine = q.text(4);
+    h.tool_version = q.text(5);
+    if (!q.null(6)) h.seed = q.u64(6);
+    if (!q.null(7)) h.replications = static_cast<int>(q.i64(7));
+    h.count = static_cast<int>(q.i64(8));
+    h.status = q.text(9);
+    if (!q.null(10)) h.wall_seconds = q.f64(10);
+    out.push_back(std::move(h));
+  }
   return out;
+}
+
+std::optional<Store::StoredRun> Store::stored_run(std::int64_t id) {
+  Sql q(db_,
+        "SELECT r.id, r.created_at, r.tool_version, r.scenario, r.scenario_path, r.scenario_hash, r.scenario_text, "
+        "r.machine, r.seed, r.replications, r.args, r.wall_seconds, coalesce(r.sweep, ''), coalesce(r.status, ''), "
+        "r.resolved_scenario, coalesce(r.resolved_hash, ''), "
+        "EXISTS (SELECT 1 FROM comparisons c WHERE c.run_id=r.id) FROM runs r WHERE r.id=?");
+  q.bind(1, id);
+  if (!q.step()) return std::nullopt;
+  StoredRun r;
+  r.id = q.i64(0);
+  r.created_at = q.text(1);
+  r.tool_version = q.text(2);
+  r.scenario = q.text(3);
+  r.scenario_path = q.text(4);
+  r.scenario_hash = q.text(5);
+  r.scenario_text = q.text(6);
+  r.machine = q.text(7);
+  r.seed = q.u64(8);
+  r.replications = static_cast<int>(q.i64(9));
+  r.args = q.text(10);
+  if (!q.null(11)) r.wall_seconds = q.f64(11);
+  r.sweep = q.text(12);
+  r.status = q.text(13);
+  if (!q.null(14)) r.resolved_scenario = q.text(14);
+  r.resolved_hash = q.text(15);
+  r.kind = q.i64(16) ? "compare" : "run";
+  return r;
 }
 
 std::int64_t Store::add_validation(double wall_seconds, const std::string& summary_json,

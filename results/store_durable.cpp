@@ -1,6 +1,7 @@
 // The results store's side of durable sweeps: runs identified by their
 // sweep (for --resume), and curve points read back exactly as they were
 // written (every table of the result schema, results/schema.h).
+#include <algorithm>
 #include <map>
 #include <tuple>
 
@@ -20,11 +21,12 @@ std::int64_t Store::begin_run(const models::Scenario& sc, std::uint64_t seed, in
   });
 }
 
-std::optional<std::int64_t> Store::find_run(const std::string& scenario_hash, std::uint64_t seed, int reps,
+std::optional<std::int64_t> Store::find_run(const models::Scenario& sc, std::uint64_t seed, int reps,
                                             const std::string& sweep) {
   Sql q(db_,
-        "SELECT max(id) FROM runs WHERE scenario_hash=? AND seed=? AND replications=? AND sweep=?");
-  q.bind(1, scenario_hash).bind(2, static_cast<std::int64_t>(seed)).bind(3, static_cast<std::int64_t>(reps)).bind(4, sweep);
+        "SELECT max(id) FROM runs WHERE resolved_hash=? AND tool_version=? AND seed=? AND replications=? AND sweep=?");
+  q.bind(1, sc.resolved_hash).bind(2, std::string(VFSSIM_VERSION)).bind(3, static_cast<std::int64_t>(seed));
+  q.bind(4, static_cast<std::int64_t>(reps)).bind(5, sweep);
   if (q.step() && !q.null(0)) return q.i64(0);
   return std::nullopt;
 }
@@ -83,6 +85,27 @@ std::vector<models::CurvePoint> Store::load_curve(std::int64_t run_id) {
   };
   read_all(schema::points());
   schema::for_each_stats_table(read_all);
+  // Points are committed as they finish; give them back in the order the
+  // sweep planned them (runs.sweep: "strategy/variant@cpus ..."), as the
+  // run printed them.
+  std::string sweep;
+  {
+    Sql q(db_, "SELECT coalesce(sweep, '') FROM runs WHERE id=?");
+    q.bind(1, run_id);
+    if (q.step()) sweep = q.text(0);
+  }
+  std::map<std::string, std::size_t> planned;
+  std::size_t start = 0;
+  while (start < sweep.size()) {
+    const std::size_t end = std::min(sweep.find(' ', start), sweep.size());
+    planned.emplace(sweep.substr(start, end - start), planned.size());
+    start = end + 1;
+  }
+  auto rank = [&](const models::CurvePoint& cp) {
+    const auto it = planned.find(cp.strategy + "/" + cp.variant + "@" + std::to_string(cp.cpus));
+    return it == planned.end() ? planned.size() : it->second;
+  };
+  std::stable_sort(curve.begin(), curve.end(), [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
   return curve;
 }
 
