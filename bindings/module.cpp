@@ -33,6 +33,7 @@
 #include "results/fits.h"
 #include "results/report.h"
 #include "results/review.h"
+#include "results/schema.h"
 #include "results/score.h"
 #include "results/validation.h"
 #include "models/experiment/experiment.h"
@@ -52,25 +53,22 @@ double us(sim::Duration d) { return static_cast<double>(d.count()) * 1e-6; }
 // ---------------------------------------------------------------------------
 // Results as Python data (the GIL is held).
 
-py::dict lock_dict(const models::LockReport& l) {
-  const auto& s = l.stats;
+py::object value_py(const report::schema::Value& v) {
+  return std::visit(
+      [](const auto& x) -> py::object {
+        using X = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<X, std::monostate>) return py::none();
+        else return py::cast(x);
+      },
+      v);
+}
+
+// One record as a dict, keyed as in the JSON document (results/schema.h).
+template <class R>
+py::dict record_dict(const std::vector<report::schema::Field<R>>& fields, const R& r,
+                     const report::schema::Context& c) {
   py::dict d;
-  d["name"] = l.name;
-  d["kind"] = l.kind;
-  d["scope"] = models::to_string(l.scope);
-  d["instances"] = l.instances;
-  d["con_bounces"] = s.con_bounces;
-  d["contentions"] = s.contentions;
-  d["waittime_min_us"] = us(s.wait_min);
-  d["waittime_max_us"] = us(s.wait_max);
-  d["waittime_total_us"] = us(s.wait_total);
-  d["waittime_avg_us"] = s.contentions ? us(s.wait_total) / static_cast<double>(s.contentions) : 0.0;
-  d["acq_bounces"] = s.acq_bounces;
-  d["acquisitions"] = s.acquisitions;
-  d["holdtime_min_us"] = us(s.hold_min);
-  d["holdtime_max_us"] = us(s.hold_max);
-  d["holdtime_total_us"] = us(s.hold_total);
-  d["holdtime_avg_us"] = s.holds ? us(s.hold_total) / static_cast<double>(s.holds) : 0.0;
+  for (const auto& f : fields) d[py::str(report::schema::key_of(f))] = value_py(report::schema::shown(f, r, c));
   return d;
 }
 
@@ -84,86 +82,29 @@ py::object bottleneck_obj(const std::optional<report::Bottleneck>& b) {
 }
 
 py::dict point_dict(const models::PointResult& p) {
+  namespace schema = report::schema;
   py::dict d;
   d["strategy"] = p.spec.strategy;
   d["variant"] = p.spec.variant;
   d["cpus"] = p.spec.cpus;
   d["rep"] = p.spec.rep;
-  d["seed"] = p.spec.seed;
   d["free_locks"] = p.spec.free_locks;
   d["private_lines"] = p.spec.private_lines;
-  d["ops_per_sec"] = p.ops_per_sec;
-  d["ops"] = p.ops;
-  d["events"] = p.events;
-  d["window_events"] = p.window_events;
-  d["window_seconds"] = p.window_seconds;
-  d["cpu_time_us"] = us(p.cpu_time);
-  d["wall_seconds"] = p.wall_seconds;
-  d["stop"] = p.stop;
+  const schema::Context c = schema::context_of(p);
+  // seed, ops_per_sec, ..., cpu_time_us; then lock_stat, lines, seqcounts, pools, profile, rcu.
+  d.attr("update")(record_dict(schema::points().fields, p, c));
   d["finished"] = models::finished(p);
   d["deadlocked"] = models::deadlocked(p);
-  py::list locks;
-  for (const auto& l : p.locks) locks.append(lock_dict(l));
-  d["lock_stat"] = locks;
-  py::list lines;
-  for (const auto& l : p.lines) {
-    py::dict e;
-    e["name"] = l.name;
-    e["scope"] = models::to_string(l.scope);
-    e["instances"] = l.instances;
-    e["loads"] = l.stats.loads;
-    e["rmws"] = l.stats.rmws;
-    e["bounces"] = l.stats.bounces;
-    e["queue_wait_us"] = us(l.stats.queue_wait);
-    lines.append(e);
-  }
-  d["lines"] = lines;
-  const double cpu_ps = static_cast<double>(p.cpu_time.count());
-  py::list profile;
-  for (const auto& e : p.profile) {
-    py::dict x;
-    x["symbol"] = e.symbol;
-    x["chain"] = e.chain;
-    x["detail"] = e.detail;
-    x["share"] = cpu_ps > 0 ? static_cast<double>(e.time.count()) / cpu_ps : 0.0;
-    x["time_us"] = us(e.time);
-    x["object_kind"] = e.object_kind;
-    x["synchronizing"] = e.synchronizing;
-    profile.append(x);
-  }
-  d["profile"] = profile;
-  py::list seqs;
-  for (const auto& q : p.seqcounts) {
-    py::dict e;
-    e["name"] = q.name;
-    e["instances"] = q.instances;
-    e["reads"] = q.stats.reads;
-    e["retries"] = q.stats.retries;
-    e["writes"] = q.stats.writes;
-    e["begin_waits"] = q.stats.begin_waits;
-    seqs.append(e);
-  }
-  d["seqcounts"] = seqs;
-  py::list pools;
-  for (const auto& q : p.pools) {
-    py::dict e;
-    e["name"] = q.name;
-    e["instances"] = q.instances;
-    e["allocations"] = q.stats.allocations;
-    e["direct_reclaims"] = q.stats.direct_reclaims;
-    e["pages_allocated"] = q.stats.pages_allocated;
-    e["pages_reclaimed"] = q.stats.pages_reclaimed;
-    e["pages_refilled"] = q.stats.pages_refilled;
-    pools.append(e);
-  }
-  d["pools"] = pools;
-  py::dict rcu;
-  rcu["grace_periods"] = p.rcu.grace_periods;
-  rcu["synchronize_calls"] = p.rcu.synchronize_calls;
-  rcu["callbacks_queued"] = p.rcu.callbacks_queued;
-  rcu["callbacks_invoked"] = p.rcu.callbacks_invoked;
-  rcu["gp_total_us"] = us(p.rcu.gp_total);
-  d["rcu"] = rcu;
+  schema::for_each_stats_table([&](const auto& t) {
+    const auto rows = schema::rows_of(t, p);
+    if (!t.list) {
+      d[t.key] = record_dict(t.fields, *rows.front(), c);
+      return;
+    }
+    py::list list;
+    for (const auto* r : rows) list.append(record_dict(t.fields, *r, c));
+    d[t.key] = list;
+  });
   d["bottleneck"] = bottleneck_obj(report::find_bottleneck({p}));
   // The result itself, for find_bottleneck / next_bottlenecks over several points.
   d["native"] = std::make_shared<models::PointResult>(p);
@@ -186,9 +127,7 @@ py::dict curve_dict(const models::CurvePoint& cp) {
   d["strategy"] = cp.strategy;
   d["variant"] = cp.variant;
   d["cpus"] = cp.cpus;
-  d["ops_per_sec"] = cp.ops_per_sec;
-  d["stddev"] = cp.stddev;
-  d["events"] = cp.events;
+  d.attr("update")(record_dict(report::schema::curve().fields, cp, {}));  // ops_per_sec, stddev, events
   d["finished"] = models::finished(cp);
   py::list reps;
   for (const auto& r : cp.reps) reps.append(point_dict(r));
@@ -374,8 +313,8 @@ std::vector<models::PointResult> run_points(const models::Scenario& sc, const st
 
 // The `vfssim run --json` document of a sweep (with the curves' fits, as the CLI prints it).
 std::string document_json(const models::Scenario& sc, const models::SweepSpec& spec,
-                          const std::vector<models::CurvePoint>& curve) {
-  auto doc = report::run_json(sc, report::RunInfo{spec.seed, spec.reps}, curve);
+                          const std::vector<models::CurvePoint>& curve, std::optional<std::size_t> profile_top) {
+  auto doc = report::run_json(sc, report::RunInfo{spec.seed, spec.reps, profile_top}, curve);
   doc["fits"] = report::fits_json(report::fit_curves(curve));
   return doc.dump();
 }
@@ -504,6 +443,11 @@ PYBIND11_MODULE(_vfssim, m) {
                              "the file it came from, or the name given to load_scenario_string")
       .def_property_readonly("text", [](const models::Scenario& s) { return s.text; }, "the YAML text loaded")
       .def_property_readonly("hash", [](const models::Scenario& s) { return s.hash; }, "fnv1a64 of the text, hex")
+      .def_property_readonly("resolved_text", [](const models::Scenario& s) { return s.resolved_text; },
+                             "the scenario resolved by the loader (YAML): machine presets inlined, `extends` applied,\n"
+                             "every variant's parameters and CPU list spelled out; it loads back to the same simulations")
+      .def_property_readonly("resolved_hash", [](const models::Scenario& s) { return s.resolved_hash; },
+                             "fnv1a64 of resolved_text, hex")
       .def_property_readonly("machine_name", [](const models::Scenario& s) { return s.machine_name; })
       .def_property_readonly("machine_cpus", [](const models::Scenario& s) { return machine_cpus(s.machine); })
       .def_property_readonly("strategies",
@@ -680,27 +624,30 @@ PYBIND11_MODULE(_vfssim, m) {
       "document",
       [](const ScenarioPtr& sc, const std::vector<int>& cpus, std::uint64_t seed, int reps,
          const std::vector<std::string>& strategies, unsigned jobs, const std::vector<std::string>& variants,
-         py::object progress) {
+         py::object progress, std::optional<std::size_t> profile_top) {
         const auto spec = make_spec(strategies, variants, cpus, reps, seed, jobs);
         const auto curve = sweep_curve(*sc, spec, progress);
-        return document_json(*sc, spec, curve);
+        return document_json(*sc, spec, curve, profile_top);
       },
       py::arg("scenario"), py::arg("cpus") = std::vector<int>{}, py::arg("seed") = 1, py::arg("reps") = 1,
       py::arg("strategies") = std::vector<std::string>{}, py::arg("jobs") = 0u,
       py::arg("variants") = std::vector<std::string>{}, py::arg("progress") = py::none(),
-      "Runs a sweep; returns the `vfssim run --json` document as text.");
+      py::arg("profile_top") = py::none(),
+      "Runs a sweep; returns the `vfssim run --json` document as text (profile_top: as --json-profile-top;\n"
+      "None: every profile entry).");
   m.def(
       "run_json",
       [](const std::string& path, const std::vector<int>& cpus, std::uint64_t seed, int reps,
-         const std::vector<std::string>& strategies, unsigned jobs, const std::vector<std::string>& variants) {
+         const std::vector<std::string>& strategies, unsigned jobs, const std::vector<std::string>& variants,
+         std::optional<std::size_t> profile_top) {
         const models::Scenario sc = models::load_scenario_file(path);
         const auto spec = make_spec(strategies, variants, cpus, reps, seed, jobs);
         const auto curve = sweep_curve(sc, spec, py::none());
-        return document_json(sc, spec, curve);
+        return document_json(sc, spec, curve, profile_top);
       },
       py::arg("path"), py::arg("cpus") = std::vector<int>{}, py::arg("seed") = 1, py::arg("reps") = 1,
       py::arg("strategies") = std::vector<std::string>{}, py::arg("jobs") = 0u,
-      py::arg("variants") = std::vector<std::string>{},
+      py::arg("variants") = std::vector<std::string>{}, py::arg("profile_top") = py::none(),
       "Runs a scenario file's sweep; returns the `vfssim run --json` document as text.");
 
   m.def(
@@ -726,6 +673,13 @@ PYBIND11_MODULE(_vfssim, m) {
         return d;
       },
       py::arg("cpus"), py::arg("throughput"), "Amdahl fit (models/experiment/fits.h): {sigma, lambda}; sigma >= 0.");
+
+  m.def(
+      "result_schema",
+      [] { return py::module_::import("json").attr("loads")(report::schema::describe().dump()); },
+      "The result schema (results/schema.h): per record type ('point', 'lock_stat', 'lines', 'seqcounts',\n"
+      "'pools', 'profile', 'rcu', 'curve') its SQLite table, what a row is, and its fields in order, each\n"
+      "{key (JSON and Python), name, type, unit, description, column (SQLite; None: not stored), derived}.");
 
   m.attr("__version__") = VFSSIM_VERSION;
   m.attr("NO_DIRECTION") = report::kNoDirection;

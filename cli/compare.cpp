@@ -35,6 +35,8 @@ struct Row {
   std::vector<double> base, neu;
 };
 
+}  // namespace
+
 double mean(const std::vector<double>& v) {
   double s = 0;
   for (double x : v) s += x;
@@ -49,6 +51,8 @@ double stddev_pct(const std::vector<double>& v) {
   for (double x : v) ss += (x - m) * (x - m);
   return std::sqrt(ss / static_cast<double>(v.size() - 1)) / std::abs(m) * 100;
 }
+
+namespace {
 
 // Per replication: share of CPU time per profile chain (entries of one
 // chain that touch different locks or lines are one perf chain).
@@ -110,6 +114,38 @@ std::string value_text(double v) {
 
 }  // namespace
 
+std::vector<Store::ComparisonRow> lkp_rows(const std::vector<models::PointResult>& base_reps,
+                                           const std::vector<models::PointResult>& new_reps,
+                                           const std::string& throughput_metric) {
+  std::vector<Row> rows;
+  Row thr{throughput_metric, {}, {}};
+  for (const auto& r : base_reps) thr.base.push_back(r.ops_per_sec);
+  for (const auto& r : new_reps) thr.neu.push_back(r.ops_per_sec);
+  rows.push_back(std::move(thr));
+  add_top_rows(rows, chain_shares(base_reps), chain_shares(new_reps), kTopProfile, [](const std::string& chain) {
+    std::string n = "perf-profile.cpu-cycles.";
+    for (std::size_t i = 0; i < chain.size();) {
+      if (chain.compare(i, 4, " <- ") == 0) {
+        n += '.';
+        i += 4;
+      } else {
+        n += chain[i++];
+      }
+    }
+    return n;
+  });
+  add_top_rows(rows, lock_waits_us(base_reps), lock_waits_us(new_reps), kTopLocks,
+               [](const std::string& lock) { return "lock_stat." + lock + ".waittime-total"; });
+  // Each row summarised once: what is stored, printed and written as JSON.
+  std::vector<Store::ComparisonRow> table;
+  for (const auto& r : rows) {
+    const double b = mean(r.base), n = mean(r.neu);
+    table.push_back(Store::ComparisonRow{"", "", "", 0, r.metric, b, stddev_pct(r.base), n, stddev_pct(r.neu),
+                                         b != 0 ? (n - b) / b * 100 : NAN});
+  }
+  return table;
+}
+
 int cmd_compare(const std::vector<std::string>& args) {
   po::options_description opts("vfssim compare FILE --base A --new B [options]");
   std::string base, neu, variant = "default";
@@ -170,32 +206,12 @@ int cmd_compare(const std::vector<std::string>& args) {
   const std::vector<models::PointResult> new_reps(results.begin() + reps, results.end());
   const auto what_if = next_bottlenecks(sc, {&base_reps, &new_reps}, jobs, limits);
 
-  std::vector<Row> rows;
-  Row thr{"vfssim.throughput", {}, {}};
-  for (const auto& r : base_reps) thr.base.push_back(r.ops_per_sec);
-  for (const auto& r : new_reps) thr.neu.push_back(r.ops_per_sec);
-  rows.push_back(std::move(thr));
-  add_top_rows(rows, chain_shares(base_reps), chain_shares(new_reps), kTopProfile, [](const std::string& chain) {
-    std::string n = "perf-profile.cpu-cycles.";
-    for (std::size_t i = 0; i < chain.size();) {
-      if (chain.compare(i, 4, " <- ") == 0) {
-        n += '.';
-        i += 4;
-      } else {
-        n += chain[i++];
-      }
-    }
-    return n;
-  });
-  add_top_rows(rows, lock_waits_us(base_reps), lock_waits_us(new_reps), kTopLocks,
-               [](const std::string& lock) { return "lock_stat." + lock + ".waittime-total"; });
-
-  // Each row summarised once: what is stored, printed and written as JSON.
-  std::vector<Store::ComparisonRow> table;
-  for (const auto& r : rows) {
-    const double b = mean(r.base), n = mean(r.neu);
-    table.push_back(Store::ComparisonRow{base, neu, variant, cpus, r.metric, b, stddev_pct(r.base), n,
-                                         stddev_pct(r.neu), b != 0 ? (n - b) / b * 100 : NAN});
+  std::vector<Store::ComparisonRow> table = lkp_rows(base_reps, new_reps, "vfssim.throughput");
+  for (auto& r : table) {
+    r.base = base;
+    r.neu = neu;
+    r.variant = variant;
+    r.cpus = cpus;
   }
 
   std::int64_t run_id = 0;

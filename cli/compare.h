@@ -7,8 +7,23 @@
 #include <string>
 #include <vector>
 
+#include "models/experiment/experiment.h"
+#include "results/store.h"
+
 namespace vfssim::report {
 
 int cmd_compare(const std::vector<std::string>& args);
+
+// The LKP rows of two sides' replications of a point: throughput (named
+// `throughput_metric`), the top perf-profile chains and lock_stat wait
+// totals, each as mean, %stddev and %change (base, neu, variant and cpus
+// left empty for the caller). `vfssim compare` and `vfssim diff`.
+std::vector<Store::ComparisonRow> lkp_rows(const std::vector<models::PointResult>& base_reps,
+                                           const std::vector<models::PointResult>& new_reps,
+                                           const std::string& throughput_metric);
+
+// Mean, and sample standard deviation over the mean in percent (LKP's %stddev).
+double mean(const std::vector<double>& v);
+double stddev_pct(const std::vector<double>& v);
 
 }  // namespace vfssim::report

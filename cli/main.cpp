@@ -1,11 +1,15 @@
 // vfssim: the command-line front end.
 //
-//   vfssim run FILE [--cpus 1,2,4] [--seed N] [--reps N] [--jobs N] [--db PATH] [--json]
+//   vfssim run FILE [--cpus 1,2,4] [--seed N] [--reps N] [--jobs N] [--db PATH] [--json [--json-profile-top N]]
 //                   [--plot PATH] [--next-bottleneck] [--max-events N] [--max-wall S] [--resume]
 //   vfssim validate [PATH...] [--json] [--jobs N] [--reps N] [--db PATH]
 //   vfssim compare FILE --base A --new B [--cpus N] [--reps N] [--variant V] [--json]
 //   vfssim bench [--json] [--sim-seconds S] [--cpus LIST] [--locks LIST] [--pairs N]
-//   vfssim history [--db PATH]
+//   vfssim history [--db PATH] [--json] [--kind run|compare|validate] [--scenario NAME]
+//   vfssim show RUN [--db PATH] [--json] [--resolved]
+//   vfssim diff RUN_A RUN_B [--db PATH] [--json]
+//   vfssim export RUN --csv [--table points|lock_stat|profile|...] [--db PATH]
+//   vfssim schema [--json]
 //   vfssim probe --out DIR [--cpus LIST] [--seconds S] [--quiet]
 //   vfssim --help | --version
 //
@@ -24,7 +28,9 @@
 #include "results/plot.h"
 #include "results/report.h"
 #include "results/review.h"
+#include "results/schema.h"
 #include "cli/run_durable.h"
+#include "cli/stored.h"
 #include "results/store.h"
 #include "cli/validate.h"
 #include "models/experiment/experiment.h"
@@ -47,7 +53,11 @@ const char* kUsage =
     "  validate      score the reported figures (expect:) of scenarios against predictions\n"
     "  compare FILE  two strategies side by side (LKP table), with their bottlenecks\n"
     "  bench         the lock microbenchmark: simulated acquisitions per second\n"
-    "  history       list the runs stored in the results database\n"
+    "  history       list the runs, compares and validations stored in the results database\n"
+    "  show RUN      a stored run: its curves, or (--resolved) the scenario it ran\n"
+    "  diff A B      two stored runs side by side (LKP table)\n"
+    "  export RUN    a stored run's points, lock_stat or profile as CSV\n"
+    "  schema        the result fields: JSON and Python keys, SQLite columns, types, units\n"
     "  probe         measure this machine (transfer matrix, contended line, real spinlocks);\n"
     "                write a machine preset and a lock scenario to check the model against\n"
     "\n"
@@ -89,6 +99,7 @@ int cmd_run(const std::vector<std::string>& args) {
     ("jobs,j", po::value(&jobs)->default_value(0), "worker threads (default: all cores)")
     ("db", po::value(&db)->default_value("vfssim.db"), "results database (SQLite); '' to store nothing")
     ("json", "print one JSON document on stdout instead of tables")
+    ("json-profile-top", po::value<std::size_t>(), "with --json: only the N largest profile entries of each point (default: all)")
     ("plot", po::value(&plot), "write the curves as an SVG file")
     ("next-bottleneck", "run each point again without its bottleneck to find the next one (doubles the cost)")
     ("bottleneck-depth", po::value(&depth)->default_value(1),
@@ -103,6 +114,7 @@ int cmd_run(const std::vector<std::string>& args) {
   if (depth < 1 || depth > 16) throw po::error("--bottleneck-depth must be from 1 to 16");
   if (!vm["bottleneck-depth"].defaulted() && !vm.count("next-bottleneck"))
     throw po::error("--bottleneck-depth needs --next-bottleneck");
+  if (vm.count("json-profile-top") && !vm.count("json")) throw po::error("--json-profile-top needs --json");
 
   const models::Scenario sc = models::load_scenario_file(file);
   models::SweepSpec spec;
@@ -163,7 +175,10 @@ int cmd_run(const std::vector<std::string>& args) {
   }
   if (!plot.empty()) report::write_plot(plot, sc, curve);
 
-  report::RunInfo info{seed, reps};
+  report::RunInfo info{seed, reps, std::nullopt};
+  if (vm.count("json-profile-top")) {
+    info.profile_top = vm["json-profile-top"].as<std::size_t>();
+  }
   if (vm.count("json")) {
     auto doc = report::run_json(sc, info, curve);
     doc["fits"] = report::fits_json(fits);
@@ -291,10 +306,9 @@ int cmd_bench(const std::vector<std::string>& args) {
   return 0;
 }
 
-int cmd_history(const std::vector<std::string>& args) {
-  po::options_description opts("vfssim history [options]");
-  std::string db;
-  opts.add_options()("help,h", "this help")("db", po::value(&db)->default_value("vfssim.db"), "results database");
+int cmd_schema(const std::vector<std::string>& args) {
+  po::options_description opts("vfssim schema [options]");
+  opts.add_options()("help,h", "this help")("json", "print the schema as one JSON document");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(opts).run(), vm);
   po::notify(vm);
@@ -302,11 +316,20 @@ int cmd_history(const std::vector<std::string>& args) {
     std::cout << opts;
     return 0;
   }
-  report::Store store(db);
-  std::printf("%5s  %-20s  %-32s %-16s %8s %7s %9s\n", "run", "created", "scenario", "machine", "seed", "points", "wall s");
-  for (const auto& r : store.runs())
-    std::printf("%5lld  %-20s  %-32s %-16s %8llu %7d %9.2f\n", static_cast<long long>(r.id), r.created_at.c_str(),
-                r.scenario.c_str(), r.machine.c_str(), static_cast<unsigned long long>(r.seed), r.points, r.wall_seconds);
+  const auto doc = report::schema::describe();
+  if (vm.count("json")) {
+    std::cout << doc.dump(2) << "\n";
+    return 0;
+  }
+  for (const auto& [key, t] : doc.items()) {
+    std::cout << key << " (SQLite table " << t["table"].get<std::string>() << ": one row per "
+              << t["rows"].get<std::string>() << ")\n";
+    for (const auto& f : t["fields"]) {
+      const std::string unit = f["unit"].get<std::string>();
+      std::printf("  %-20s %-8s %-32s %s\n", f["key"].get<std::string>().c_str(), f["type"].get<std::string>().c_str(),
+                  unit.c_str(), f["description"].get<std::string>().c_str());
+    }
+  }
   return 0;
 }
 
@@ -328,7 +351,11 @@ int main(int argc, char** argv) {
     if (cmd == "run") return cmd_run(args);
     if (cmd == "bench") return cmd_bench(args);
     if (cmd == "probe") return probe::cmd_probe(args);
-    if (cmd == "history") return cmd_history(args);
+    if (cmd == "history") return report::cmd_history(args);
+    if (cmd == "show") return report::cmd_show(args);
+    if (cmd == "diff") return report::cmd_diff(args);
+    if (cmd == "export") return report::cmd_export(args);
+    if (cmd == "schema") return cmd_schema(args);
     if (cmd == "validate") return report::cmd_validate(args);
     if (cmd == "compare") return report::cmd_compare(args);
     std::cerr << "vfssim: unknown command '" << cmd << "'\n" << kUsage;

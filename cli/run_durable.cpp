@@ -133,8 +133,9 @@ bool report_budget_stops(const std::vector<models::PointResult>& results, const 
 void add_durable_options(po::options_description& opts, DurableOptions& o) {
   add_budget_options(opts, o.budget);
   opts.add_options()
-    ("resume", "complete the latest run of the same scenario, seed, replications, strategies, variants and CPUs "
-               "in the database: points already stored are not run again");
+    ("resume", "complete the latest run of the same resolved scenario (machine, extends, every parameter), "
+               "tool version, seed, replications, strategies, variants and CPUs in the database: points already "
+               "stored are not run again");
 }
 
 bool SweepOutcome::complete() const {
@@ -164,7 +165,7 @@ SweepOutcome run_durable_sweep(const models::Scenario& sc, const models::SweepSp
     const std::string joined = join_args(o.args);
     const std::string key = sweep_key(plan);
     if (o.resume) {
-      if (const auto id = out.store->find_run(sc.hash, spec.seed, plan.reps, key)) {
+      if (const auto id = out.store->find_run(sc, spec.seed, plan.reps, key)) {
         out.run_id = *id;
         out.was_done = out.store->run_status(*id) == "done";
         for (auto& cp : out.store->load_curve(*id))

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "results/review.h"
+#include "results/schema.h"
 
 namespace vfssim::report {
 
@@ -18,26 +19,6 @@ using models::PointResult;
 namespace {
 
 double us(sim::Duration d) { return static_cast<double>(d.count()) * 1e-6; }
-
-json lock_json(const models::LockReport& l) {
-  const auto& s = l.stats;
-  return json{{"name", l.name},
-              {"kind", l.kind},
-              {"scope", models::to_string(l.scope)},
-              {"instances", l.instances},
-              {"con_bounces", s.con_bounces},
-              {"contentions", s.contentions},
-              {"waittime_min_us", us(s.wait_min)},
-              {"waittime_max_us", us(s.wait_max)},
-              {"waittime_total_us", us(s.wait_total)},
-              {"waittime_avg_us", s.contentions ? us(s.wait_total) / static_cast<double>(s.contentions) : 0.0},
-              {"acq_bounces", s.acq_bounces},
-              {"acquisitions", s.acquisitions},
-              {"holdtime_min_us", us(s.hold_min)},
-              {"holdtime_max_us", us(s.hold_max)},
-              {"holdtime_total_us", us(s.hold_total)},
-              {"holdtime_avg_us", s.holds ? us(s.hold_total) / static_cast<double>(s.holds) : 0.0}};
-}
 
 // "strategy" or "strategy/variant": one curve.
 std::string series(const CurvePoint& cp) {
@@ -64,7 +45,32 @@ double share(const PointResult& p, sim::Duration t) {
   return p.cpu_time.count() > 0 ? static_cast<double>(t.count()) / static_cast<double>(p.cpu_time.count()) : 0.0;
 }
 
+template <class R>
+json record_json(const std::vector<schema::Field<R>>& fields, const R& r, const schema::Context& c) {
+  json out = json::object();
+  for (const auto& f : fields) out[schema::key_of(f)] = schema::to_json(schema::shown(f, r, c));
+  return out;
+}
+
 }  // namespace
+
+json stats_json(const PointResult& p, std::optional<std::size_t> profile_top) {
+  json out = json::object();
+  const schema::Context c = schema::context_of(p);
+  schema::for_each_stats_table([&](const auto& t) {
+    const auto rows = schema::rows_of(t, p);
+    if (!t.list) {
+      out[t.key] = record_json(t.fields, *rows.front(), c);
+      return;
+    }
+    json list = json::array();
+    const bool is_profile = &t == static_cast<const void*>(&schema::profile());
+    const std::size_t n = is_profile && profile_top ? std::min(*profile_top, rows.size()) : rows.size();
+    for (std::size_t i = 0; i < n; ++i) list.push_back(record_json(t.fields, *rows[i], c));
+    out[t.key] = std::move(list);
+  });
+  return out;
+}
 
 std::string format_rate(double v) {
   char buf[32];
@@ -83,43 +89,20 @@ json run_json(const models::Scenario& sc, const RunInfo& info, const std::vector
     for (const auto& r : cp.reps) reps.push_back(r.ops_per_sec);
     // Details (lock_stat, profile) come from the first replication.
     const PointResult& p0 = cp.reps.front();
-    json locks = json::array();
-    for (const auto& l : p0.locks) locks.push_back(lock_json(l));
-    json profile = json::array();
-    for (std::size_t i = 0; i < p0.profile.size() && i < 20; ++i) {
-      const auto& e = p0.profile[i];
-      profile.push_back(json{{"symbol", e.symbol}, {"chain", e.chain}, {"detail", e.detail}, {"share", share(p0, e.time)}});
-    }
     const std::optional<double> speedup = speedup_of(one, cp);
-    json seqs = json::array();
-    for (const auto& q : p0.seqcounts)
-      seqs.push_back(json{{"name", q.name}, {"reads", q.stats.reads}, {"retries", q.stats.retries},
-                          {"writes", q.stats.writes}, {"begin_waits", q.stats.begin_waits}});
-    json pools = json::array();
-    for (const auto& q : p0.pools)
-      pools.push_back(json{{"name", q.name}, {"instances", q.instances}, {"allocations", q.stats.allocations},
-                           {"direct_reclaims", q.stats.direct_reclaims}, {"pages_allocated", q.stats.pages_allocated},
-                           {"pages_reclaimed", q.stats.pages_reclaimed}, {"pages_refilled", q.stats.pages_refilled}});
     points.push_back(json{{"strategy", cp.strategy},
                           {"variant", cp.variant},
                           {"cpus", cp.cpus},
-                          {"ops_per_sec", cp.ops_per_sec},
-                          {"stddev", cp.stddev},
-                          {"events", cp.events},
                           {"ops", p0.ops},
                           {"speedup", speedup ? json(*speedup) : json(nullptr)},
                           {"efficiency", speedup ? json(*speedup / cp.cpus) : json(nullptr)},
                           {"reps", reps},
                           {"stop", p0.stop},
-                          {"lock_stat", locks},
-                          {"seqcounts", seqs},
-                          {"pools", pools},
-                          {"rcu", json{{"grace_periods", p0.rcu.grace_periods},
-                                       {"synchronize_calls", p0.rcu.synchronize_calls},
-                                       {"callbacks_queued", p0.rcu.callbacks_queued},
-                                       {"callbacks_invoked", p0.rcu.callbacks_invoked}}},
-                          {"profile", profile},
                           {"bottleneck", bottleneck_json(find_bottleneck(cp.reps))}});
+    for (const auto& f : schema::curve().fields)  // ops_per_sec, stddev, events
+      points.back()[schema::key_of(f)] = schema::to_json(schema::shown(f, cp, {}));
+    // lock_stat, lines, seqcounts, pools, profile, rcu: the schema's tables (results/schema.h).
+    points.back().update(stats_json(p0, info.profile_top));
   }
   return json{{"scenario", sc.name},
               {"machine", sc.machine_name},

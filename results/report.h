@@ -3,6 +3,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -14,10 +15,18 @@ namespace vfssim::report {
 struct RunInfo {
   std::uint64_t seed = 1;
   int reps = 1;
+  // Profile entries per point in the document (largest first); none: all
+  // (the default: the same profile as Python and the database hold).
+  std::optional<std::size_t> profile_top;
 };
 
 // The `vfssim run --json` document. Deterministic: no wall-clock field.
 nlohmann::json run_json(const models::Scenario& sc, const RunInfo& info, const std::vector<models::CurvePoint>& curve);
+
+// A point's stats as the document shows them, one key per table of
+// results/schema.h: lock_stat, lines, seqcounts, pools, profile (its first
+// `profile_top` entries; none: all), rcu.
+nlohmann::json stats_json(const models::PointResult& p, std::optional<std::size_t> profile_top = std::nullopt);
 
 // ops/s, stddev, speedup over the strategy's smallest CPU count, efficiency.
 void print_curve_table(std::ostream& os, const std::vector<models::CurvePoint>& curve);

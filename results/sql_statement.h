@@ -8,7 +8,10 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <type_traits>
+#include <variant>
 
+#include "results/schema.h"
 #include "results/store.h"
 
 namespace vfssim::report {
@@ -34,6 +37,10 @@ class Sql {
   Sql& bind_real(int i, double v) {
     if (std::isfinite(v)) sqlite3_bind_double(st_, i, v);
     else sqlite3_bind_null(st_, i);
+    return *this;
+  }
+  Sql& bind_null(int i) {
+    sqlite3_bind_null(st_, i);
     return *this;
   }
   Sql& bind(int i, const std::string& v) {
@@ -69,6 +76,67 @@ class Sql {
 inline void bind_key(Sql& s, std::int64_t run_id, const models::CurvePoint& cp, int rep) {
   s.bind(1, run_id).bind(2, cp.strategy).bind(3, cp.variant).bind(4, static_cast<std::int64_t>(cp.cpus));
   s.bind(5, static_cast<std::int64_t>(rep));
+}
+
+// Generated from the result schema (results/schema.h): the INSERT of a
+// per-replication table (the five key columns, then every stored field),
+// its SELECT for read-back (strategy, variant, cpus, rep, then every field
+// that is read back), and the binding and reading of one record.
+template <class R>
+std::string insert_sql(const schema::Table<R>& t) {
+  std::string cols = "run_id, strategy, variant, cpus, rep", marks = "?,?,?,?,?";
+  for (const auto& f : t.fields)
+    if (f.stored) {
+      cols += ", " + schema::column_of(f);
+      marks += ",?";
+    }
+  return std::string("INSERT INTO ") + t.sql + "(" + cols + ") VALUES (" + marks + ")";
+}
+template <class R>
+std::string select_sql(const schema::Table<R>& t) {
+  std::string cols = "strategy, variant, cpus, rep";
+  for (const auto& f : t.fields)
+    if (f.stored && f.set) cols += ", " + schema::column_of(f);
+  return "SELECT " + cols + " FROM " + t.sql + " WHERE run_id=? ORDER BY rowid";
+}
+
+inline void bind_value(Sql& s, int i, const schema::Value& v) {
+  std::visit(
+      [&](const auto& x) {
+        using X = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<X, std::monostate>) s.bind_null(i);
+        else if constexpr (std::is_same_v<X, bool>) s.bind(i, static_cast<std::int64_t>(x));
+        else s.bind(i, x);
+      },
+      v);
+}
+
+// Binds the stored fields of `r` from parameter `first` on.
+template <class R>
+void bind_record(Sql& s, int first, const std::vector<schema::Field<R>>& fields, const R& r, const schema::Context& c) {
+  int i = first;
+  for (const auto& f : fields)
+    if (f.stored) bind_value(s, i++, f.get(r, c));
+}
+
+// Reads the fields that are read back into `r`, from column `first` on.
+template <class R>
+void read_record(Sql& q, int first, const std::vector<schema::Field<R>>& fields, R& r) {
+  int c = first;
+  for (const auto& f : fields) {
+    if (!f.stored || !f.set) continue;
+    schema::Value v;
+    if (q.null(c)) v = std::monostate{};
+    else if (f.type == schema::Type::kReal) v = q.f64(c);
+    else if (f.type == schema::Type::kText) v = q.text(c);
+    else v = q.i64(c);
+    try {
+      f.set(r, v);
+    } catch (const std::invalid_argument& e) {
+      throw StoreError(std::string(e.what()) + " in column " + schema::column_of(f) + " of the results database");
+    }
+    ++c;
+  }
 }
 
 }  // namespace vfssim::report

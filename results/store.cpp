@@ -3,6 +3,7 @@
 #include "results/sql_statement.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cmath>
 #include <ctime>
 #include <thread>
@@ -213,6 +214,14 @@ ALTER TABLE validation_figures ADD COLUMN restated INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE validation_figures ADD COLUMN restates TEXT;
 ALTER TABLE validation_figures ADD COLUMN factor REAL;
 )sql",
+    // 7: the resolved scenario of a run (presets inlined, extends applied,
+    // every parameter spelled out) and its hash: --resume's key with the
+    // tool version, and `vfssim show RUN --resolved`.
+    R"sql(
+ALTER TABLE runs ADD COLUMN resolved_scenario TEXT;
+ALTER TABLE runs ADD COLUMN resolved_hash TEXT;
+CREATE INDEX runs_by_resolved ON runs(resolved_hash, tool_version, seed, replications, sweep);
+)sql",
 };
 
 constexpr int kMigrationCount = sizeof(kMigrations) / sizeof(kMigrations[0]);
@@ -313,57 +322,39 @@ std::int64_t Store::begin_run(const models::Scenario& sc, std::uint64_t seed, in
   const std::string when = utc_now();
   Sql s(db_,
               "INSERT INTO runs(created_at, tool_version, scenario, scenario_path, scenario_hash, scenario_text, "
-              "machine, seed, replications, args) VALUES (?,?,?,?,?,?,?,?,?,?)");
+              "machine, seed, replications, args, resolved_scenario, resolved_hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
   s.bind(1, when).bind(2, std::string(VFSSIM_VERSION)).bind(3, sc.name).bind(4, sc.path);
   s.bind(5, sc.hash).bind(6, sc.text).bind(7, sc.machine_name).bind(8, static_cast<std::int64_t>(seed));
-  s.bind(9, static_cast<std::int64_t>(reps)).bind(10, args);
+  s.bind(9, static_cast<std::int64_t>(reps)).bind(10, args).bind(11, sc.resolved_text).bind(12, sc.resolved_hash);
   s.run();
   return sqlite3_last_insert_rowid(db_);
 }
 
 void Store::add_point(std::int64_t run_id, const models::CurvePoint& cp) {
   in_transaction([&] {
-    const auto cpus = static_cast<std::int64_t>(cp.cpus);
-    Sql c(db_, "INSERT INTO curve(run_id, strategy, variant, cpus, ops_per_sec, stddev, events) VALUES (?,?,?,?,?,?,?)");
-    c.bind(1, run_id).bind(2, cp.strategy).bind(3, cp.variant).bind(4, cpus);
-    c.bind(5, cp.ops_per_sec).bind(6, cp.stddev).bind(7, static_cast<std::int64_t>(cp.events));
-    c.run();
-    Sql p(db_,
-          "INSERT INTO points(run_id, strategy, variant, cpus, rep, seed, ops_per_sec, ops, events, "
-          "window_seconds, stop, wall_seconds, window_events, cpu_time_ps) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    Sql l(db_,
-          "INSERT INTO lock_stats(run_id, strategy, variant, cpus, rep, lock, kind, scope, instances, con_bounces, "
-          "contentions, waittime_min_ps, waittime_max_ps, waittime_total_ps, acq_bounces, acquisitions, "
-          "holdtime_min_ps, holdtime_max_ps, holdtime_total_ps, holds) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    Sql f(db_,
-          "INSERT INTO profile(run_id, strategy, variant, cpus, rep, symbol, chain, detail, time_ps, share, "
-          "object_kind, synchronizing) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
-    for (const auto& r : cp.reps) {
-      bind_key(p, run_id, cp, r.spec.rep);
-      p.bind(6, static_cast<std::int64_t>(r.spec.seed)).bind(7, r.ops_per_sec).bind(8, static_cast<std::int64_t>(r.ops));
-      p.bind(9, static_cast<std::int64_t>(r.events)).bind(10, r.window_seconds).bind(11, r.stop).bind(12, r.wall_seconds);
-      p.bind(13, static_cast<std::int64_t>(r.window_events)).bind(14, r.cpu_time.count());
-      p.run();
-      for (const auto& lk : r.locks) {
-        const auto& s = lk.stats;
-        bind_key(l, run_id, cp, r.spec.rep);
-        l.bind(6, lk.name).bind(7, lk.kind).bind(8, std::string(models::to_string(lk.scope)));
-        l.bind(9, static_cast<std::int64_t>(lk.instances)).bind(10, static_cast<std::int64_t>(s.con_bounces));
-        l.bind(11, static_cast<std::int64_t>(s.contentions)).bind(12, s.wait_min.count()).bind(13, s.wait_max.count());
-        l.bind(14, s.wait_total.count()).bind(15, static_cast<std::int64_t>(s.acq_bounces));
-        l.bind(16, static_cast<std::int64_t>(s.acquisitions)).bind(17, s.hold_min.count());
-        l.bind(18, s.hold_max.count()).bind(19, s.hold_total.count()).bind(20, static_cast<std::int64_t>(s.holds));
-        l.run();
-      }
-      for (const auto& e : r.profile) {
-        bind_key(f, run_id, cp, r.spec.rep);
-        f.bind(6, e.symbol).bind(7, e.chain).bind(8, e.detail).bind(9, e.time.count());
-        f.bind(10, r.cpu_time.count() > 0 ? static_cast<double>(e.time.count()) / static_cast<double>(r.cpu_time.count()) : 0.0);
-        f.bind(11, e.object_kind).bind(12, static_cast<std::int64_t>(e.synchronizing));
-        f.run();
-      }
+    // The curve row and every replication's rows of every table of the
+    // result schema (results/schema.h).
+    const auto& cf = schema::curve();
+    std::string cols = "run_id, strategy, variant, cpus", marks = "?,?,?,?";
+    for (const auto& f : cf.fields) {
+      cols += ", " + schema::column_of(f);
+      marks += ",?";
     }
-    add_point_details(run_id, cp);  // lines, seqcounts, pools, RCU (cli/store_durable.cpp)
+    Sql c(db_, (std::string("INSERT INTO ") + cf.sql + "(" + cols + ") VALUES (" + marks + ")").c_str());
+    c.bind(1, run_id).bind(2, cp.strategy).bind(3, cp.variant).bind(4, static_cast<std::int64_t>(cp.cpus));
+    bind_record(c, 5, cf.fields, cp, {});
+    c.run();
+    auto insert_all = [&](const auto& table) {
+      Sql s(db_, insert_sql(table).c_str());
+      for (const auto& r : cp.reps)
+        for (const auto* row : schema::rows_of(table, r)) {
+          bind_key(s, run_id, cp, r.spec.rep);
+          bind_record(s, 6, table.fields, *row, schema::context_of(r));
+          s.run();
+        }
+    };
+    insert_all(schema::points());
+    schema::for_each_stats_table(insert_all);
   });
 }
 
@@ -388,16 +379,67 @@ void Store::finish_run(std::int64_t run_id, double wall_seconds) {
   s.run();
 }
 
-std::vector<Store::RunRow> Store::runs() {
-  std::vector<RunRow> out;
+bool Store::exists(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f) std::fclose(f);
+  return f != nullptr;
+}
+
+std::vector<Store::HistoryRow> Store::history() {
+  std::vector<HistoryRow> out;
+  // Runs (a compare's run has comparison rows), then validations, by time.
   Sql q(db_,
-              "SELECT r.id, r.created_at, r.scenario, r.machine, r.tool_version, r.seed, "
-              "(SELECT count(*) FROM curve c WHERE c.run_id=r.id), coalesce(r.wall_seconds, -1) "
-              "FROM runs r ORDER BY r.id");
-  while (q.step())
-    out.push_back(RunRow{q.i64(0), q.text(1), q.text(2), q.text(3), q.text(4), static_cast<std::uint64_t>(q.i64(5)),
-                         static_cast<int>(q.i64(6)), q.f64(7)});
+        "SELECT CASE WHEN EXISTS (SELECT 1 FROM comparisons c WHERE c.run_id=r.id) THEN 'compare' ELSE 'run' END, "
+        "r.id, r.created_at, r.scenario, r.machine, r.tool_version, r.seed, r.replications, "
+        "(SELECT count(*) FROM curve c WHERE c.run_id=r.id), coalesce(r.status, ''), r.wall_seconds FROM runs r "
+        "UNION ALL SELECT 'validate', v.id, v.created_at, '', '', v.tool_version, NULL, NULL, "
+        "(SELECT count(*) FROM validation_figures f WHERE f.validation_id=v.id), 'done', v.wall_seconds "
+        "FROM validations v ORDER BY 3, 1 DESC, 2");
+  while (q.step()) {
+    HistoryRow h;
+    h.kind = q.text(0);
+    h.id = q.i64(1);
+    h.created_at = q.text(2);
+    h.scenario = q.text(3);
+    h.machine = q.text(4);
+    h.tool_version = q.text(5);
+    if (!q.null(6)) h.seed = q.u64(6);
+    if (!q.null(7)) h.replications = static_cast<int>(q.i64(7));
+    h.count = static_cast<int>(q.i64(8));
+    h.status = q.text(9);
+    if (!q.null(10)) h.wall_seconds = q.f64(10);
+    out.push_back(std::move(h));
+  }
   return out;
+}
+
+std::optional<Store::StoredRun> Store::stored_run(std::int64_t id) {
+  Sql q(db_,
+        "SELECT r.id, r.created_at, r.tool_version, r.scenario, r.scenario_path, r.scenario_hash, r.scenario_text, "
+        "r.machine, r.seed, r.replications, r.args, r.wall_seconds, coalesce(r.sweep, ''), coalesce(r.status, ''), "
+        "r.resolved_scenario, coalesce(r.resolved_hash, ''), "
+        "EXISTS (SELECT 1 FROM comparisons c WHERE c.run_id=r.id) FROM runs r WHERE r.id=?");
+  q.bind(1, id);
+  if (!q.step()) return std::nullopt;
+  StoredRun r;
+  r.id = q.i64(0);
+  r.created_at = q.text(1);
+  r.tool_version = q.text(2);
+  r.scenario = q.text(3);
+  r.scenario_path = q.text(4);
+  r.scenario_hash = q.text(5);
+  r.scenario_text = q.text(6);
+  r.machine = q.text(7);
+  r.seed = q.u64(8);
+  r.replications = static_cast<int>(q.i64(9));
+  r.args = q.text(10);
+  if (!q.null(11)) r.wall_seconds = q.f64(11);
+  r.sweep = q.text(12);
+  r.status = q.text(13);
+  if (!q.null(14)) r.resolved_scenario = q.text(14);
+  r.resolved_hash = q.text(15);
+  r.kind = q.i64(16) ? "compare" : "run";
+  return r;
 }
 
 std::int64_t Store::add_validation(double wall_seconds, const std::string& summary_json,

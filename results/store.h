@@ -15,6 +15,7 @@
 //   pool_stats  per replication and free-page pool: allocations, direct
 //               reclaims, pages (schema 4, which also adds validation_figures.bound)
 //   comparisons `vfssim compare`'s LKP rows; its replications are a run (schema 5)
+//   runs.resolved_scenario, resolved_hash   the scenario as resolved (schema 7)
 // WAL mode; a run's rows are written in one transaction per curve point,
 // as soon as the point finishes (cli/run_durable.cpp).
 #pragma once
@@ -39,7 +40,7 @@ class StoreError : public std::runtime_error {
 
 class Store {
  public:
-  static constexpr int kSchemaVersion = 6;
+  static constexpr int kSchemaVersion = 7;
 
   // Opens or creates the database and migrates it. A file that is not a
   // vfssim database (or is damaged) raises StoreError and is left untouched.
@@ -52,14 +53,31 @@ class Store {
   void add_point(std::int64_t run_id, const models::CurvePoint& cp);
   void finish_run(std::int64_t run_id, double wall_seconds);
 
-  struct RunRow {
-    std::int64_t id;
-    std::string created_at, scenario, machine, tool_version;
-    std::uint64_t seed;
-    int points;
-    double wall_seconds;
+  // Whether a file is there (history, show, diff and export never create one).
+  static bool exists(const std::string& path);
+  // Every stored run, compare and validation, oldest first.
+  struct HistoryRow {
+    std::string kind;  // run | compare | validate
+    std::int64_t id = 0;
+    std::string created_at, scenario, machine, tool_version, status;
+    std::optional<std::uint64_t> seed;
+    std::optional<int> replications;
+    int count = 0;  // curve points (runs, compares) or figures (validations)
+    std::optional<double> wall_seconds;
   };
-  std::vector<RunRow> runs();
+  std::vector<HistoryRow> history();
+  // A run's row (runs of `run` and `compare`).
+  struct StoredRun {
+    std::int64_t id = 0;
+    std::string kind;  // run | compare
+    std::string created_at, tool_version, scenario, scenario_path, scenario_hash, scenario_text, machine, args, sweep,
+        status, resolved_hash;
+    std::uint64_t seed = 0;
+    int replications = 0;
+    std::optional<double> wall_seconds;
+    std::optional<std::string> resolved_scenario;  // none for runs stored before schema 7
+  };
+  std::optional<StoredRun> stored_run(std::int64_t id);
 
   // `vfssim validate` (schema 2): one validations row, one row per figure.
   struct ValidationFigureRow {
@@ -98,18 +116,20 @@ class Store {
   // the scenario hash, seed and replications it identifies a sweep.
   std::int64_t begin_run(const models::Scenario& sc, std::uint64_t seed, int reps, const std::string& args,
                          const std::string& sweep);
-  // The latest run of that sweep, if any (vfssim run --resume).
-  std::optional<std::int64_t> find_run(const std::string& scenario_hash, std::uint64_t seed, int reps,
+  // The latest run of that sweep, if any (vfssim run --resume): the same
+  // resolved scenario (machine, extends, every parameter), tool version,
+  // seed, replications and planned curve points.
+  std::optional<std::int64_t> find_run(const models::Scenario& sc, std::uint64_t seed, int reps,
                                        const std::string& sweep);
-  // The curve points stored for a run, each with every replication as the
-  // sweep produced it (wall_seconds aside, the same values).
+  // The curve points stored for a run, in the sweep's planned order, each
+  // with every replication as the sweep produced it (wall_seconds aside,
+  // the same values).
   std::vector<models::CurvePoint> load_curve(std::int64_t run_id);
   // "running", "interrupted" or "failed"; adds this session's wall time.
   void set_status(std::int64_t run_id, const std::string& status, double wall_seconds);
   std::string run_status(std::int64_t run_id);  // "" before schema 3
 
  private:
-  void add_point_details(std::int64_t run_id, const models::CurvePoint& cp);
   void exec(const std::string& sql);
   // Runs `body` inside BEGIN IMMEDIATE ... COMMIT; an exception rolls back
   // and propagates. Returns what `body` returns.

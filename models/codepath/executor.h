@@ -35,6 +35,7 @@
 #include "models/codepath/rcu_driver.h"
 #include "models/codepath/smt.h"
 #include "models/codepath/wait_report.h"
+#include "models/experiment/point_result.h"
 #include "models/hardware/cache_line.h"
 #include "models/hardware/topology.h"
 #include "models/kernel/lock.h"
@@ -51,34 +52,6 @@ using LockFactory = std::unique_ptr<Lock> (*)(const LockDecl&, LockContext);
 std::unique_ptr<Lock> make_lock(const LockDecl& decl, LockContext ctx);
 using SeqFactory = std::unique_ptr<SeqCount> (*)(const Topology&);
 std::unique_ptr<SeqCount> make_seqcount(const Topology& topo);
-
-struct LockReport {
-  std::string name;
-  std::string kind;
-  Scope scope;
-  int instances = 0;
-  LockStats stats;  // summed over instances, as lock_stat reports a class
-};
-
-struct LineReport {
-  std::string name;
-  Scope scope;
-  int instances = 0;
-  LineStats stats;
-};
-
-struct SeqReport {
-  std::string name;
-  int instances = 0;
-  SeqStats stats;
-};
-
-struct PoolReport {
-  std::string name;
-  Scope scope;
-  int instances = 0;
-  PoolStats stats;
-};
 
 struct ExecutorConfig {
   std::vector<int> cpus;        // CPU of each task

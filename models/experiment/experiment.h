@@ -14,51 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "models/codepath/executor.h"
+#include "models/experiment/point_result.h"
 #include "models/scenario/scenario.h"
 
 namespace vfssim::models {
-
-struct PointSpec {
-  std::string strategy;
-  int cpus = 1;
-  int rep = 0;
-  std::uint64_t seed = 1;  // the point's own seed (already derived)
-  std::string variant = "default";
-  // What-if runs (design review): these locks become FreeLock (taken at no
-  // cost, no mutual exclusion) and these lines become private (scope
-  // task) in a copy of the strategy. Names must exist in the strategy.
-  std::vector<std::string> free_locks{};
-  std::vector<std::string> private_lines{};
-};
-struct PointResult {
-  PointSpec spec;
-  double ops_per_sec = 0;       // loop iterations per simulated second, all CPUs
-  std::uint64_t ops = 0;        // iterations in the window
-  std::uint64_t events = 0;     // engine events, whole run
-  std::uint64_t window_events = 0;  // engine events inside the measurement window
-  double window_seconds = 0;    // simulated measurement window
-  std::string stop;             // engine stop reason
-  std::vector<LockReport> locks;
-  std::vector<LineReport> lines;
-  std::vector<ProfileEntry> profile;
-  std::vector<SeqReport> seqcounts;
-  std::vector<PoolReport> pools;
-  RcuStats rcu;
-  std::vector<std::uint64_t> task_ops;  // iterations in the window, per task (task i on the i-th placed CPU)
-  Duration cpu_time{0};         // CPUs x window: the profile's 100%
-  double wall_seconds = 0;      // not part of deterministic output
-};
-
-struct CurvePoint {
-  std::string strategy;
-  std::string variant = "default";
-  int cpus = 0;
-  double ops_per_sec = 0;  // mean over replications
-  double stddev = 0;       // sample standard deviation over replications
-  std::uint64_t events = 0;  // summed over replications
-  std::vector<PointResult> reps;
-};
 
 struct SweepSpec {
   std::vector<std::string> strategies;  // empty: all, in file order

@@ -144,13 +144,8 @@ Scenario load_from(const std::string& text, const std::string& file, const std::
   if (root["source"]) sc.source = r.scalar(root["source"], "source");
 
   const auto machine = r.require(root, "machine", "the scenario");
-  if (machine.IsScalar()) {
-    sc.machine = load_machine_ref(r, machine, file, machine_dirs);
-    sc.machine_name = sc.machine.name;
-  } else {
-    sc.machine = parse_machine(r, machine, sc.name + "-machine");
-    sc.machine_name = sc.machine.name;
-  }
+  sc.machine = load_machine_ref(r, machine, file, machine_dirs, sc.name + "-machine");
+  sc.machine_name = sc.machine.name;
 
   sc.workload = parse_workload(r, r.require(root, "workload", "the scenario"), sc.machine);
   if (const auto params = root["params"]) {
@@ -170,6 +165,8 @@ Scenario load_from(const std::string& text, const std::string& file, const std::
   for (const auto& s : sc.strategies)
     for (const auto& v : sc.variants) check_references(s, v.workload.loop, v.workload.loop_mark, sc.params);
   if (root["expect"]) sc.expect = parse_expect(r, root["expect"], sc);
+  sc.resolved_text = resolved_document(r, root, sc, file, machine_dirs);
+  sc.resolved_hash = hex64(sim::stable_hash(sc.resolved_text));
   return sc;
 }
 

@@ -183,8 +183,8 @@ TopologySpec parse_machine(const Reader& r, const YAML::Node& n, const std::stri
 // ../machines and machines/, $VFSSIM_MACHINES, the source tree) or
 // `machine: PATH.yaml` (a machine file, relative to the scenario's folder;
 // `vfssim probe --out DIR` writes DIR/machine.yaml).
-TopologySpec load_machine_ref(const Reader& r, const YAML::Node& n, const std::string& file,
-                              const std::vector<std::string>& machine_dirs) {
+std::string machine_ref_path(const Reader& r, const YAML::Node& n, const std::string& file,
+                             const std::vector<std::string>& machine_dirs) {
   const std::string ref = r.scalar(n, "machine");
   const fs::path here = fs::path(file).parent_path();
   if (ref.find('/') != std::string::npos || (ref.size() > 5 && ref.substr(ref.size() - 5) == ".yaml")) {
@@ -193,7 +193,7 @@ TopologySpec load_machine_ref(const Reader& r, const YAML::Node& n, const std::s
     if (!fs::is_regular_file(path, ec))
       r.fail(n, "machine file '" + ref + "' does not exist (looked for " + path.string() + ")",
              "a machine file's path relative to the scenario, or a preset name");
-    return load_machine_file(path.string());
+    return path.string();
   }
   const std::string name = r.name(n, "machine");
   std::vector<std::string> dirs = machine_dirs;
@@ -216,7 +216,30 @@ TopologySpec load_machine_ref(const Reader& r, const YAML::Node& n, const std::s
            "a preset (" + (list.empty() ? std::string("none found") : list) +
                "), a machine file's path such as ./machine.yaml, or an inline machine mapping");
   }
-  return load_machine_file(path);
+  return path;
+}
+
+// `machine:` of the scenario or of a variant: a reference, or an inline
+// mapping (named `fallback_name` unless it has a `machine:` name).
+TopologySpec load_machine_ref(const Reader& r, const YAML::Node& n, const std::string& file,
+                              const std::vector<std::string>& machine_dirs, const std::string& fallback_name) {
+  if (n.IsMap()) return parse_machine(r, n, fallback_name);
+  return load_machine_file(machine_ref_path(r, n, file, machine_dirs));
+}
+
+// The machine a `machine:` node names, as an inline mapping that carries
+// its name (loading it gives the same TopologySpec).
+YAML::Node inline_machine(const Reader& r, const YAML::Node& n, const std::string& file,
+                          const std::vector<std::string>& machine_dirs, const TopologySpec& spec) {
+  if (n.IsMap()) {
+    YAML::Node m = YAML::Clone(n);
+    m["machine"] = spec.name;
+    return m;
+  }
+  const std::string path = machine_ref_path(r, n, file, machine_dirs);
+  YAML::Node m = YAML::Clone(parse_yaml(read_file(path), path));
+  m["machine"] = spec.name;
+  return m;
 }
 
 }  // namespace parse

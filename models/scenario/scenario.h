@@ -279,6 +279,11 @@ struct Scenario {
   std::string path;                  // file it came from ("<string>" otherwise)
   std::string text;                  // the file's text, stored with results
   std::string hash;                  // fnv1a64 of `text`, hex
+  // The scenario with machine presets inlined, `extends` applied, every
+  // variant's parameters and CPU list spelled out (YAML; loads back to the
+  // same simulations), and its fnv1a64: what a run's results depend on.
+  std::string resolved_text;
+  std::string resolved_hash;
 
   const Strategy& strategy(const std::string& name) const;
   bool has_strategy(const std::string& name) const;

@@ -24,8 +24,16 @@ constexpr std::size_t kMaxStrategies = 256;
 constexpr std::size_t kMaxVariants = 256;
 
 TopologySpec parse_machine(const Reader& r, const YAML::Node& n, const std::string& name_hint);
-// `machine: NAME` (a preset) or `machine: PATH.yaml`, relative to `file`.
+// `machine: NAME` (a preset), `machine: PATH.yaml` (relative to `file`) or
+// an inline mapping (named `fallback_name` unless it names itself).
 TopologySpec load_machine_ref(const Reader& r, const YAML::Node& n, const std::string& file,
+                              const std::vector<std::string>& machine_dirs, const std::string& fallback_name);
+// The machine a `machine:` node names, as an inline mapping with its name.
+YAML::Node inline_machine(const Reader& r, const YAML::Node& n, const std::string& file,
+                          const std::vector<std::string>& machine_dirs, const TopologySpec& spec);
+
+// resolved.cpp: the scenario as the loader resolved it, as YAML.
+std::string resolved_document(const Reader& r, const YAML::Node& root, const Scenario& sc, const std::string& file,
                               const std::vector<std::string>& machine_dirs);
 
 Workload parse_workload(const Reader& r, const YAML::Node& wl, const TopologySpec& machine);

@@ -101,7 +101,7 @@ Variant parse_variant(const Reader& r, const YAML::Node& key, const YAML::Node& 
   if (n["description"]) v.description = r.scalar(n["description"], "description");
   if (const auto ps = n["params"]) parse_variant_params(r, ps, what, sc.params, v.params);
   if (const auto m = n["machine"]) {
-    v.machine = load_machine_ref(r, m, r.file(), machine_dirs);
+    v.machine = load_machine_ref(r, m, r.file(), machine_dirs, sc.name + "-" + v.name + "-machine");
     v.machine_name = v.machine.name;
     if (!n["cpus"]) {  // the workload's CPU counts that fit the variant's machine
       const Topology vt(v.machine);

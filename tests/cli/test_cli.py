@@ -46,7 +46,17 @@ with tempfile.TemporaryDirectory() as tmp:
     j1 = run("run", scenario, "--cpus", "1,2,4", "--json", "--db", "", "-q", "--jobs", "1")
     check(j1.stdout == a.stdout, "--jobs 1 gives the same bytes as all cores")
 
+    # The JSON profile is the whole profile, as Python and the database hold it; --json-profile-top cuts it.
     con = sqlite3.connect(db)
+    big = max(pts, key=lambda p: len(p["profile"]))
+    stored = con.execute("select count(*) from profile p join runs r on r.id = p.run_id where r.id = 1 and "
+                         "p.strategy = ? and p.cpus = ? and p.rep = 0", (big["strategy"], big["cpus"])).fetchone()[0]
+    check(len(big["profile"]) == stored and stored > 3, f"JSON profile complete: {len(big['profile'])} = {stored} rows stored")
+    t3 = json.loads(run("run", scenario, "--cpus", "1,2,4", "--json", "--db", "", "-q", "--json-profile-top", "3").stdout)
+    check(all(len(p["profile"]) == min(3, len(q["profile"])) and p["profile"] == q["profile"][:3]
+              for p, q in zip(t3["points"], pts)), "--json-profile-top 3: the 3 largest entries")
+    r = run("run", scenario, "--cpus", "1", "--db", "", "-q", "--json-profile-top", "3")
+    check(r.returncode == 2 and "--json-profile-top needs --json" in r.stderr, "--json-profile-top without --json: exit 2")
     check(con.execute("select count(*) from runs").fetchone()[0] == 2, "two runs stored")
     check(con.execute("select count(*) from curve").fetchone()[0] == 2 * len(pts), "curve rows stored")
     check(con.execute("select count(*) from lock_stats").fetchone()[0] > 0, "lock_stat rows stored")
@@ -55,6 +65,61 @@ with tempfile.TemporaryDirectory() as tmp:
 
     h = run("history", "--db", db)
     check(h.returncode == 0 and "open-close-power5" in h.stdout, "history lists the runs")
+
+    # Stored runs: history --json, show, show --resolved, diff, export --csv; none creates a database.
+    hj = run("history", "--db", db, "--json")
+    hdoc = json.loads(hj.stdout)
+    check(hj.returncode == 0 and [r["id"] for r in hdoc["runs"]] == [1, 2]
+          and all(r["kind"] == "run" and r["scenario"] == "open-close-power5" and r["points"] == len(pts)
+                  for r in hdoc["runs"]), "history --json: both runs, their kind, scenario and points")
+    check(json.loads(run("history", "--db", db, "--json", "--kind", "validate").stdout)["runs"] == []
+          and json.loads(run("history", "--db", db, "--json", "--scenario", "nonesuch").stdout)["runs"] == [],
+          "history --kind / --scenario filter")
+    nodb = os.path.join(tmp, "none.db")
+    hn = run("history", "--db", nodb)
+    check(hn.returncode == 0 and "no results database" in hn.stdout and not os.path.exists(nodb),
+          "history without a database says so and creates none")
+    check(json.loads(run("history", "--db", nodb, "--json").stdout)["runs"] == [] and not os.path.exists(nodb),
+          "history --json without a database: no runs, no file")
+    sn = run("show", "1", "--db", nodb)
+    check(sn.returncode == 2 and "none.db" in sn.stderr and not os.path.exists(nodb), "show without a database: exit 2, no file")
+    s1 = run("show", "1", "--db", db)
+    check(s1.returncode == 0 and "run 1 of" in s1.stdout and "strategy baseline" in s1.stdout, "show prints the run's curves")
+    sj = json.loads(run("show", "1", "--db", db, "--json").stdout)
+    sj_run = sj.pop("run")
+    check(sj == doc and sj_run["id"] == 1 and sj_run["status"] == "done", "show --json is the run's --json document, and its row")
+    s9 = run("show", "9", "--db", db)
+    check(s9.returncode == 2 and "no run 9" in s9.stderr, "show of a missing run names it: " + s9.stderr.strip())
+    resolved = run("show", "1", "--db", db, "--resolved")
+    rpath = os.path.join(tmp, "resolved.yaml")
+    with open(rpath, "w") as f:
+        f.write(resolved.stdout)
+    check(resolved.returncode == 0 and "extends:" not in resolved.stdout and "levels:" in resolved.stdout,
+          "show --resolved: the machine inlined, extends applied")
+    rr = run("run", rpath, "--cpus", "1,2,4", "--json", "--db", "", "-q")
+    rdoc = json.loads(rr.stdout)
+    check(rr.returncode == 0 and {k: v for k, v in rdoc.items() if k != "scenario_hash"}
+          == {k: v for k, v in doc.items() if k != "scenario_hash"}, "the resolved scenario runs to the same results")
+    d = run("diff", "1", "2", "--db", db)
+    check(d.returncode == 0 and "%stddev     %change         %stddev" in d.stdout
+          and "baseline.vfssim.ops_per_sec@4" in d.stdout, "diff prints LKP's layout, one row per point")
+    dj = json.loads(run("diff", "1", "2", "--db", db, "--json").stdout)
+    thr = [r for r in dj["rows"] if r["metric"] == "baseline.vfssim.ops_per_sec@4"][0]
+    p4 = [p for p in pts if p["strategy"] == "baseline" and p["cpus"] == 4][0]
+    check(dj["base"]["id"] == 1 and dj["new"]["id"] == 2 and thr["base"] == p4["ops_per_sec"] and thr["change_pct"] == 0.0,
+          "diff --json: run 1 against run 2 (the same seed: no change)")
+    import csv, io
+    for table, key in (("points", None), ("lock_stat", "lock_stat"), ("profile", "profile")):
+        e = run("export", "1", "--csv", "--table", table, "--db", db)
+        rows = list(csv.DictReader(io.StringIO(e.stdout)))
+        want = sum(len(p[key]) for p in pts) if key else len(pts)
+        check(e.returncode == 0 and len(rows) == want, f"export --csv --table {table}: {len(rows)} rows, {want} expected")
+    e = list(csv.DictReader(io.StringIO(run("export", "1", "--csv", "--table", "lock_stat", "--db", db).stdout)))
+    first = [p for p in pts if p["lock_stat"]][0]
+    row = [r for r in e if r["strategy"] == first["strategy"] and int(r["cpus"]) == first["cpus"]][0]
+    check(float(row["waittime_total_us"]) == first["lock_stat"][0]["waittime_total_us"] and row["name"] == first["lock_stat"][0]["name"],
+          "export --csv: the JSON document's values")
+    check(run("export", "1", "--table", "points", "--db", db).returncode == 2, "export without --csv: exit 2")
 
     human = run("run", scenario, "--cpus", "1,2", "-q", cwd=tmp)
     check(human.returncode == 0 and "strategy baseline" in human.stdout and "CPUs" in human.stdout,

@@ -230,7 +230,7 @@ def test_free_page_pool_feedback_and_derive_through_a_pool_entry():
     sc = vfssim.Scenario.from_dict(d)
     p = sc.run_point("ticket", 8)
     pools = p.pools
-    assert list(pools.columns) == ["name", "instances", "allocations", "direct_reclaims", "pages_allocated",
+    assert list(pools.columns) == ["name", "scope", "instances", "allocations", "direct_reclaims", "pages_allocated",
                                    "pages_reclaimed", "pages_refilled"]
     row = pools.iloc[0]
     assert row["direct_reclaims"] > 0 and row["allocations"] > row["direct_reclaims"]

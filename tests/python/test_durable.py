@@ -209,3 +209,31 @@ def test_foreign_damaged_and_newer_databases_are_refused_untouched(tmp_path):
         assert str(path) in r.stderr and words in r.stderr, r.stderr
         assert digest(path) == before, f"{path.name} was modified"
         assert not os.path.exists(str(path) + "-wal") or os.path.getsize(str(path) + "-wal") == 0
+
+
+def test_resume_key_is_the_resolved_scenario(tmp_path):
+    """--resume matches the resolved scenario (the machine preset's contents, extends, every
+    parameter) and the tool version, not only the text: an edited preset starts a new run, and the
+    run row keeps the resolved scenario (vfssim show RUN --resolved)."""
+    (tmp_path / "scen").mkdir()
+    (tmp_path / "machines").mkdir()
+    preset = (ROOT / "scenarios/machines/nehalem-ep-2s.yaml").read_text()
+    (tmp_path / "machines/nehalem-ep-2s.yaml").write_text(preset)
+    scen = tmp_path / "scen/base.yaml"
+    scen.write_text(BASE.read_text())
+    db = str(tmp_path / "r.db")
+    args = [VFSSIM, "run", str(scen), "--db", db, "--cpus", "1,2"]
+    assert subprocess.run(args, capture_output=True).returncode == 0
+    again = subprocess.run(args + ["--resume"], capture_output=True, text=True)
+    assert again.returncode == 0 and "resuming run 1" in again.stderr, again.stderr
+    edited = preset.replace("transfer: ", "transfer: 1", 1)
+    assert edited != preset
+    (tmp_path / "machines/nehalem-ep-2s.yaml").write_text(edited)
+    other = subprocess.run(args + ["--resume"], capture_output=True, text=True)
+    assert other.returncode == 0 and "starting a new one" in other.stderr, other.stderr
+    con = sqlite3.connect(db)
+    rows = con.execute("SELECT id, scenario_hash, resolved_hash, resolved_scenario FROM runs ORDER BY id").fetchall()
+    assert [r[0] for r in rows] == [1, 2]
+    assert rows[0][1] == rows[1][1] and rows[0][2] != rows[1][2]  # the same text, another machine
+    shown = subprocess.run([VFSSIM, "show", "2", "--db", db, "--resolved"], capture_output=True, text=True)
+    assert shown.returncode == 0 and shown.stdout == rows[1][3] and edited.split("transfer: ", 1)[1][:4] in shown.stdout

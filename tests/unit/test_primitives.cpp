@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "models/codepath/executor.h"
 #include "models/experiment/experiment.h"
 #include "models/kernel/rwlock.h"
 #include "models/scenario/scenario.h"

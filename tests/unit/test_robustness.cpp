@@ -13,6 +13,7 @@
 #include <string>
 
 #include "models/codepath/program.h"
+#include "models/codepath/executor.h"
 #include "models/experiment/experiment.h"
 #include "models/scenario/scenario.h"
 

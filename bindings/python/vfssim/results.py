@@ -3,15 +3,18 @@
 Both are plain data underneath (the dicts the engine returns, see
 PointResult.to_dict()), with pandas DataFrames for the tables.
 """
+from . import _vfssim
 from ._util import point_name, series_name
 
-__all__ = ["PointResult", "Sweep"]
+__all__ = ["PointResult", "Sweep", "columns"]
 
-_LOCK_COLUMNS = ["name", "kind", "scope", "instances", "con_bounces", "contentions", "waittime_min_us",
-                 "waittime_max_us", "waittime_total_us", "waittime_avg_us", "acq_bounces", "acquisitions",
-                 "holdtime_min_us", "holdtime_max_us", "holdtime_total_us", "holdtime_avg_us"]
-_PROFILE_COLUMNS = ["share", "chain", "detail", "symbol", "time_us"]
-_LINE_COLUMNS = ["name", "scope", "instances", "loads", "rmws", "bounces", "queue_wait_us"]
+
+def columns(table):
+    """The columns of a point's table ('lock_stat', 'lines', 'seqcounts', 'pools', 'profile', 'rcu',
+    'point', 'curve') in the engine's result schema (results/schema.h), in order: the keys of its
+    dicts, of the JSON document, and the DataFrame columns here."""
+    return [f["key"] for f in _vfssim.result_schema()[table]["fields"]]
+
 CURVE_COLUMNS = ["strategy", "variant", "cpus", "ops_per_sec", "stddev", "speedup", "efficiency", "events",
                  "us_per_op"]
 
@@ -79,33 +82,30 @@ class PointResult:
     @property
     def lock_stat(self):
         """lock_stat table: one row per lock class, sorted by waittime_total_us (largest first)."""
-        df = _pd().DataFrame(self._d["lock_stat"], columns=_LOCK_COLUMNS)
+        df = _pd().DataFrame(self._d["lock_stat"], columns=columns("lock_stat"))
         return df.sort_values("waittime_total_us", ascending=False, kind="stable").reset_index(drop=True)
 
     @property
     def profile(self):
         """perf-style profile: share of CPU time (0-1) per call chain ('sym <- caller <- ...'), largest first."""
-        return _pd().DataFrame(self._d["profile"], columns=_PROFILE_COLUMNS)
+        return _pd().DataFrame(self._d["profile"], columns=columns("profile"))
 
     @property
     def lines(self):
         """Cache lines: loads, RMWs, bounces between CPUs and time queued behind other requests."""
-        df = _pd().DataFrame(self._d["lines"], columns=_LINE_COLUMNS)
+        df = _pd().DataFrame(self._d["lines"], columns=columns("lines"))
         return df.sort_values("queue_wait_us", ascending=False, kind="stable").reset_index(drop=True)
 
     @property
     def seqcounts(self):
         """Seqcounts: read sections, retries, writes."""
-        return _pd().DataFrame(self._d["seqcounts"], columns=["name", "instances", "reads", "retries", "writes",
-                                                              "begin_waits"])
+        return _pd().DataFrame(self._d["seqcounts"], columns=columns("seqcounts"))
 
     @property
     def pools(self):
         """Free-page pools: allocations, how many entered direct reclaim (vmstat's allocstall), and the
         pages taken, given back by direct reclaim and refilled by kswapd."""
-        return _pd().DataFrame(self._d["pools"],
-                               columns=["name", "instances", "allocations", "direct_reclaims", "pages_allocated",
-                                        "pages_reclaimed", "pages_refilled"])
+        return _pd().DataFrame(self._d["pools"], columns=columns("pools"))
 
     def contention(self):
         """Share of CPU time (0-1) spent synchronizing on each lock or cache line — waiting, spinning

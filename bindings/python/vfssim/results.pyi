@@ -6,6 +6,8 @@ import pandas as pd
 
 CURVE_COLUMNS: list[str]
 
+def columns(table: str) -> list[str]: ...
+
 class PointResult:
     strategy: str
     variant: str

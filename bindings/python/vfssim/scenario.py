@@ -315,26 +315,8 @@ class Scenario:
             raise KeyError(f"scenario {self.name!r} has no strategy {name!r} (it has: {', '.join(strategies)})")
         if not resolved:
             return strategies[name]
-        return self._resolved(name, ())
-
-    def _resolved(self, name, seen):
-        if name in seen:
-            raise ValueError(f"strategy {name!r} extends itself through a cycle")
-        s = self.strategy(name)
-        parent = s.get("extends")
-        out = self._resolved(parent, seen + (name,)) if parent else {}
-        out = copy.deepcopy(out)
-        out.pop("description", None)
-        for key, value in s.items():
-            if key == "extends":
-                continue
-            if key in _STRATEGY_MAPS and isinstance(value, dict):
-                merged = dict(out.get(key, {}))
-                merged.update(copy.deepcopy(value))
-                out[key] = merged
-            else:
-                out[key] = copy.deepcopy(value)
-        return out
+        # The C++ loader's resolution (models/scenario/loader.cpp), never a second one here.
+        return _safe_load(self.native.resolved_text, self._name)["strategies"][name]
 
     def locks(self, strategy):
         """The locks of a strategy as the loader resolved them (extends applied, dentries'

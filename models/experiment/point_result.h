@@ -1,0 +1,92 @@
+// What a simulation produces: a point's result (rate, events, lock_stat
+// rows, the profile, the other objects' counters) and a curve point (the
+// replications of one strategy, variant and CPU count). The experiment
+// layer's vocabulary, used by the interpreter that fills it in and by
+// everything that prints, stores or scores results.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/codepath/cpu_profile.h"  // ProfileEntry: the profiler's entries
+#include "models/hardware/cache_line.h"
+#include "models/kernel/free_pages.h"
+#include "models/kernel/lock.h"
+#include "models/kernel/rcu.h"
+#include "models/kernel/seqcount.h"
+#include "models/scenario/scenario.h"
+#include "sim/time.h"
+
+namespace vfssim::models {
+
+struct LockReport {
+  std::string name;
+  std::string kind;
+  Scope scope;
+  int instances = 0;
+  LockStats stats;  // summed over instances, as lock_stat reports a class
+};
+
+struct LineReport {
+  std::string name;
+  Scope scope;
+  int instances = 0;
+  LineStats stats;
+};
+
+struct SeqReport {
+  std::string name;
+  int instances = 0;
+  SeqStats stats;
+};
+
+struct PoolReport {
+  std::string name;
+  Scope scope;
+  int instances = 0;
+  PoolStats stats;
+};
+
+struct PointSpec {
+  std::string strategy;
+  int cpus = 1;
+  int rep = 0;
+  std::uint64_t seed = 1;  // the point's own seed (already derived)
+  std::string variant = "default";
+  // What-if runs (design review): these locks become FreeLock (taken at no
+  // cost, no mutual exclusion) and these lines become private (scope
+  // task) in a copy of the strategy. Names must exist in the strategy.
+  std::vector<std::string> free_locks{};
+  std::vector<std::string> private_lines{};
+};
+struct PointResult {
+  PointSpec spec;
+  double ops_per_sec = 0;       // loop iterations per simulated second, all CPUs
+  std::uint64_t ops = 0;        // iterations in the window
+  std::uint64_t events = 0;     // engine events, whole run
+  std::uint64_t window_events = 0;  // engine events inside the measurement window
+  double window_seconds = 0;    // simulated measurement window
+  std::string stop;             // engine stop reason
+  std::vector<LockReport> locks;
+  std::vector<LineReport> lines;
+  std::vector<ProfileEntry> profile;
+  std::vector<SeqReport> seqcounts;
+  std::vector<PoolReport> pools;
+  RcuStats rcu;
+  std::vector<std::uint64_t> task_ops;  // iterations in the window, per task (task i on the i-th placed CPU)
+  Duration cpu_time{0};         // CPUs x window: the profile's 100%
+  double wall_seconds = 0;      // not part of deterministic output
+};
+
+struct CurvePoint {
+  std::string strategy;
+  std::string variant = "default";
+  int cpus = 0;
+  double ops_per_sec = 0;  // mean over replications
+  double stddev = 0;       // sample standard deviation over replications
+  std::uint64_t events = 0;  // summed over replications
+  std::vector<PointResult> reps;
+};
+
+}  // namespace vfssim::models

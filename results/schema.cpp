@@ -1,0 +1,297 @@
+#include "results/schema.h"
+
+#include <stdexcept>
+
+namespace vfssim::report::schema {
+
+const char* to_string(Type t) {
+  switch (t) {
+    case Type::kInteger: return "integer";
+    case Type::kReal: return "real";
+    case Type::kText: return "text";
+    case Type::kBool: return "bool";
+    case Type::kTime: return "time";
+  }
+  return "?";
+}
+
+const char* sql_type(Type t) {
+  switch (t) {
+    case Type::kReal: return "REAL";
+    case Type::kText: return "TEXT";
+    default: return "INTEGER";  // integers, flags (0/1), times (picoseconds)
+  }
+}
+
+std::int64_t as_int(const Value& v) {
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return *i;
+  if (const auto* b = std::get_if<bool>(&v)) return *b;
+  if (const auto* d = std::get_if<double>(&v)) return static_cast<std::int64_t>(*d);
+  return 0;
+}
+double as_real(const Value& v) {
+  if (const auto* d = std::get_if<double>(&v)) return *d;
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return static_cast<double>(*i);
+  return 0;
+}
+std::string as_text(const Value& v) {
+  if (const auto* s = std::get_if<std::string>(&v)) return *s;
+  return {};
+}
+
+nlohmann::json to_json(const Value& v) {
+  return std::visit(
+      [](const auto& x) -> nlohmann::json {
+        if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::monostate>) return nullptr;
+        else return x;
+      },
+      v);
+}
+
+models::Scope scope_named(const std::string& s) {
+  for (auto sc : {models::Scope::kGlobal, models::Scope::kNode, models::Scope::kCpu, models::Scope::kProcess,
+                  models::Scope::kTask})
+    if (s == models::to_string(sc)) return sc;
+  throw std::invalid_argument("unknown scope '" + s + "'");
+}
+
+namespace {
+
+using models::CurvePoint;
+using models::LineReport;
+using models::LockReport;
+using models::PointResult;
+using models::PoolReport;
+using models::ProfileEntry;
+using models::RcuStats;
+using models::SeqReport;
+
+// Getter and setter of a member, by the field's type. `M` is the member
+// expression on the record `r`.
+#define VFSSIM_INT(M)                                                                              \
+  [](const R& r, const Context&) -> Value { return static_cast<std::int64_t>(r.M); },             \
+      [](R& r, const Value& v) { r.M = static_cast<std::remove_reference_t<decltype(r.M)>>(as_int(v)); }
+#define VFSSIM_REAL(M) \
+  [](const R& r, const Context&) -> Value { return static_cast<double>(r.M); }, [](R& r, const Value& v) { r.M = as_real(v); }
+#define VFSSIM_TEXT(M) \
+  [](const R& r, const Context&) -> Value { return r.M; }, [](R& r, const Value& v) { r.M = as_text(v); }
+#define VFSSIM_BOOL(M) \
+  [](const R& r, const Context&) -> Value { return static_cast<bool>(r.M); }, [](R& r, const Value& v) { r.M = as_int(v) != 0; }
+#define VFSSIM_TIME(M)                                                              \
+  [](const R& r, const Context&) -> Value { return std::int64_t{r.M.count()}; }, \
+      [](R& r, const Value& v) { r.M = sim::Duration{as_int(v)}; }
+#define VFSSIM_SCOPE(M)                                                                              \
+  [](const R& r, const Context&) -> Value { return std::string(models::to_string(r.M)); }, \
+      [](R& r, const Value& v) { r.M = scope_named(as_text(v)); }
+
+// A mean in microseconds, 0 when nothing was counted.
+double mean_us(sim::Duration total, std::uint64_t n) {
+  return n ? static_cast<double>(total.count()) * 1e-6 / static_cast<double>(n) : 0.0;
+}
+
+}  // namespace
+
+const Table<PointResult>& points() {
+  using R = PointResult;
+  static const Table<R> t{
+      "points",
+      "",
+      "replication (one simulation)",
+      {
+          {"seed", Type::kInteger, "", "the replication's own seed (derived from the run seed and rep)", VFSSIM_INT(spec.seed)},
+          {"ops_per_sec", Type::kReal, "ops/s", "loop iterations per simulated second, all CPUs", VFSSIM_REAL(ops_per_sec)},
+          {"ops", Type::kInteger, "iterations", "loop iterations completed in the measurement window", VFSSIM_INT(ops)},
+          {"events", Type::kInteger, "events", "engine events of the whole run", VFSSIM_INT(events)},
+          {"window_seconds", Type::kReal, "s", "simulated measurement window", VFSSIM_REAL(window_seconds)},
+          {"stop", Type::kText, "", "why the engine stopped: 'time-limit', 'deadlock: ...', or a budget", VFSSIM_TEXT(stop)},
+          {"wall_seconds", Type::kReal, "s", "wall-clock time of the simulation (not deterministic)", VFSSIM_REAL(wall_seconds)},
+          {"window_events", Type::kInteger, "events", "engine events inside the measurement window", VFSSIM_INT(window_events)},
+          {"cpu_time", Type::kTime, "time", "CPUs x window: the profile's 100%", VFSSIM_TIME(cpu_time)},
+      }};
+  return t;
+}
+
+const Table<LockReport>& locks() {
+  using R = LockReport;
+  static const Table<R> t{
+      "lock_stats",
+      "lock_stat",
+      "replication x lock class (the /proc/lock_stat row, summed over the lock's instances)",
+      {
+          {"name", Type::kText, "", "lock class", VFSSIM_TEXT(name), "lock"},
+          {"kind", Type::kText, "", "lock kind (tas, ticket, mcs, qspinlock, mutex, rwsem, ...)", VFSSIM_TEXT(kind)},
+          {"scope", Type::kText, "", "global, node, cpu, process or task", VFSSIM_SCOPE(scope)},
+          {"instances", Type::kInteger, "", "instances of the lock on this machine", VFSSIM_INT(instances)},
+          {"con_bounces", Type::kInteger, "acquisitions", "contended acquisitions whose line came from another CPU", VFSSIM_INT(stats.con_bounces)},
+          {"contentions", Type::kInteger, "acquisitions", "acquisitions that had to wait", VFSSIM_INT(stats.contentions)},
+          {"waittime_min", Type::kTime, "time", "shortest wait", VFSSIM_TIME(stats.wait_min)},
+          {"waittime_max", Type::kTime, "time", "longest wait", VFSSIM_TIME(stats.wait_max)},
+          {"waittime_total", Type::kTime, "time", "all waits", VFSSIM_TIME(stats.wait_total)},
+          {"waittime_avg_us", Type::kReal, "us", "waittime_total / contentions (0 without contention)",
+           [](const R& r, const Context&) -> Value { return mean_us(r.stats.wait_total, r.stats.contentions); }, nullptr,
+           nullptr, false},
+          {"acq_bounces", Type::kInteger, "acquisitions", "acquisitions whose line came from another CPU", VFSSIM_INT(stats.acq_bounces)},
+          {"acquisitions", Type::kInteger, "acquisitions", "acquisitions in the window", VFSSIM_INT(stats.acquisitions)},
+          {"holdtime_min", Type::kTime, "time", "shortest hold", VFSSIM_TIME(stats.hold_min)},
+          {"holdtime_max", Type::kTime, "time", "longest hold", VFSSIM_TIME(stats.hold_max)},
+          {"holdtime_total", Type::kTime, "time", "all holds", VFSSIM_TIME(stats.hold_total)},
+          {"holdtime_avg_us", Type::kReal, "us", "holdtime_total / holds (0 without holds)",
+           [](const R& r, const Context&) -> Value { return mean_us(r.stats.hold_total, r.stats.holds); }, nullptr,
+           nullptr, false},
+          {"holds", Type::kInteger, "intervals", "completed hold intervals (the hold-time average's denominator)", VFSSIM_INT(stats.holds)},
+      },
+      &PointResult::locks};
+  return t;
+}
+
+const Table<LineReport>& lines() {
+  using R = LineReport;
+  static const Table<R> t{
+      "line_stats",
+      "lines",
+      "replication x cache line (summed over its instances)",
+      {
+          {"name", Type::kText, "", "cache line", VFSSIM_TEXT(name), "line"},
+          {"scope", Type::kText, "", "global, node, cpu, process or task", VFSSIM_SCOPE(scope)},
+          {"instances", Type::kInteger, "", "instances of the line on this machine", VFSSIM_INT(instances)},
+          {"loads", Type::kInteger, "accesses", "loads", VFSSIM_INT(stats.loads)},
+          {"rmws", Type::kInteger, "accesses", "stores and atomic read-modify-writes", VFSSIM_INT(stats.rmws)},
+          {"bounces", Type::kInteger, "accesses", "requests that moved the line between CPUs", VFSSIM_INT(stats.bounces)},
+          {"queue_wait", Type::kTime, "time", "time requests spent queued behind earlier ones", VFSSIM_TIME(stats.queue_wait)},
+      },
+      &PointResult::lines};
+  return t;
+}
+
+const Table<SeqReport>& seqcounts() {
+  using R = SeqReport;
+  static const Table<R> t{
+      "seqcount_stats",
+      "seqcounts",
+      "replication x seqcount (summed over its instances)",
+      {
+          {"name", Type::kText, "", "seqcount", VFSSIM_TEXT(name), "seqcount"},
+          {"instances", Type::kInteger, "", "instances of the seqcount on this machine", VFSSIM_INT(instances)},
+          {"reads", Type::kInteger, "sections", "read sections begun", VFSSIM_INT(stats.reads)},
+          {"retries", Type::kInteger, "sections", "read sections that had to start again", VFSSIM_INT(stats.retries)},
+          {"writes", Type::kInteger, "sections", "write sections", VFSSIM_INT(stats.writes)},
+          {"begin_waits", Type::kInteger, "sections", "read sections that found a writer inside", VFSSIM_INT(stats.begin_waits)},
+      },
+      &PointResult::seqcounts};
+  return t;
+}
+
+const Table<PoolReport>& pools() {
+  using R = PoolReport;
+  static const Table<R> t{
+      "pool_stats",
+      "pools",
+      "replication x free-page pool (summed over its instances)",
+      {
+          {"name", Type::kText, "", "free-page pool", VFSSIM_TEXT(name), "pool"},
+          {"scope", Type::kText, "", "global, node, cpu, process or task", VFSSIM_SCOPE(scope)},
+          {"instances", Type::kInteger, "", "instances of the pool on this machine", VFSSIM_INT(instances)},
+          {"allocations", Type::kInteger, "allocations", "allocation steps", VFSSIM_INT(stats.allocations)},
+          {"direct_reclaims", Type::kInteger, "allocations",
+           "allocations that found the pool below its low watermark (vmstat's allocstall)", VFSSIM_INT(stats.direct_reclaims)},
+          {"pages_allocated", Type::kReal, "pages", "pages allocated", VFSSIM_REAL(stats.pages_allocated)},
+          {"pages_reclaimed", Type::kReal, "pages", "pages given back by direct reclaim", VFSSIM_REAL(stats.pages_reclaimed)},
+          {"pages_refilled", Type::kReal, "pages", "pages given back by kswapd", VFSSIM_REAL(stats.pages_refilled)},
+      },
+      &PointResult::pools};
+  return t;
+}
+
+const Table<ProfileEntry>& profile() {
+  using R = ProfileEntry;
+  static const Table<R> t{
+      "profile",
+      "profile",
+      "replication x code-path step (perf's report: largest share first)",
+      {
+          {"share", Type::kReal, "fraction", "time / the point's cpu_time",
+           [](const R& r, const Context& c) -> Value {
+             return c.cpu_time.count() > 0 ? static_cast<double>(r.time.count()) / static_cast<double>(c.cpu_time.count())
+                                           : 0.0;
+           }},
+          {"chain", Type::kText, "", "call chain, 'sym <- caller <- caller's caller'", VFSSIM_TEXT(chain)},
+          {"detail", Type::kText, "", "the lock or line the step touches, or ''", VFSSIM_TEXT(detail)},
+          {"symbol", Type::kText, "", "kernel function of the step", VFSSIM_TEXT(symbol)},
+          {"time", Type::kTime, "time", "CPU time over all CPUs in the window", VFSSIM_TIME(time)},
+          {"object_kind", Type::kText, "", "what detail is: lock, line, seqcount, or ''", VFSSIM_TEXT(object_kind)},
+          {"synchronizing", Type::kBool, "",
+           "the time is spent synchronizing on detail (waiting, spinning, moving its line), not computing while holding it",
+           VFSSIM_BOOL(synchronizing)},
+      },
+      &PointResult::profile};
+  return t;
+}
+
+const Table<RcuStats>& rcu() {
+  using R = RcuStats;
+  static const Table<R> t{
+      "rcu_stats",
+      "rcu",
+      "replication (one record: RCU's counters)",
+      {
+          {"grace_periods", Type::kInteger, "grace periods", "grace periods completed", VFSSIM_INT(grace_periods)},
+          {"synchronize_calls", Type::kInteger, "calls", "synchronize_rcu calls", VFSSIM_INT(synchronize_calls)},
+          {"callbacks_queued", Type::kInteger, "callbacks", "call_rcu callbacks queued", VFSSIM_INT(callbacks_queued)},
+          {"callbacks_invoked", Type::kInteger, "callbacks", "call_rcu callbacks run", VFSSIM_INT(callbacks_invoked)},
+          {"gp_total", Type::kTime, "time", "summed grace-period durations", VFSSIM_TIME(gp_total)},
+      },
+      nullptr,
+      &PointResult::rcu};
+  return t;
+}
+
+const CurveFields& curve() {
+  using R = CurvePoint;
+  static const CurveFields t{
+      "curve",
+      {
+          {"ops_per_sec", Type::kReal, "ops/s", "mean over the replications", VFSSIM_REAL(ops_per_sec)},
+          {"stddev", Type::kReal, "ops/s", "sample standard deviation over the replications", VFSSIM_REAL(stddev)},
+          {"events", Type::kInteger, "events", "engine events, summed over the replications", VFSSIM_INT(events)},
+      }};
+  return t;
+}
+
+namespace {
+
+template <class R>
+nlohmann::ordered_json describe_fields(const std::vector<Field<R>>& fields) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& f : fields)
+    out.push_back({{"key", key_of(f)},
+                   {"name", f.name},
+                   {"type", to_string(f.type)},
+                   {"unit", f.type == Type::kTime ? "us (JSON, Python), ps (SQLite)" : f.unit},
+                   {"description", f.description},
+                   {"column", f.stored ? nlohmann::ordered_json(column_of(f)) : nlohmann::ordered_json(nullptr)},
+                   {"sql_type", f.stored ? nlohmann::ordered_json(sql_type(f.type)) : nlohmann::ordered_json(nullptr)},
+                   {"derived", f.set == nullptr}});
+  return out;
+}
+
+}  // namespace
+
+nlohmann::ordered_json describe() {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  auto add = [&](const char* key, const char* sql, const char* rows, const auto& fields) {
+    out[key] = {{"table", sql}, {"rows", rows}, {"fields", describe_fields(fields)}};
+  };
+  add("point", points().sql, points().description, points().fields);
+  for_each_stats_table([&](const auto& t) { add(t.key, t.sql, t.description, t.fields); });
+  add("curve", curve().sql, "run x strategy x variant x CPU count (the mean of its replications)", curve().fields);
+  return out;
+}
+
+#undef VFSSIM_INT
+#undef VFSSIM_REAL
+#undef VFSSIM_TEXT
+#undef VFSSIM_BOOL
+#undef VFSSIM_TIME
+#undef VFSSIM_SCOPE
+
+}  // namespace vfssim::report::schema
