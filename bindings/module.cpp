@@ -22,6 +22,7 @@
 #include <deque>
 #include <exception>
 #include <functional>
+#include <algorithm>
 #include <limits>
 #include <map>
 #include <memory>
@@ -47,6 +48,13 @@ using namespace vfssim;
 namespace {
 
 using ScenarioPtr = std::shared_ptr<const models::Scenario>;
+
+// pybind11 passes None as a null holder: the entry points take the
+// scenario through this, so None is a TypeError, not a null dereference.
+const models::Scenario& scenario_of(const ScenarioPtr& sc) {
+  if (!sc) throw py::type_error("scenario is None: expected a NativeScenario (vfssim.Scenario(...).native)");
+  return *sc;
+}
 
 double us(sim::Duration d) { return static_cast<double>(d.count()) * 1e-6; }
 
@@ -279,7 +287,8 @@ std::vector<models::PointResult> run_points(const models::Scenario& sc, const st
     spec.free_locks = free_locks;
     spec.private_lines = private_lines;
     specs.push_back(std::move(spec));
-    groups[{strategy, variant}].push_back(cpus);
+    auto& counts = groups[{strategy, variant}];  // each CPU count once: the plan refuses repeats
+    if (std::find(counts.begin(), counts.end(), cpus) == counts.end()) counts.push_back(cpus);
   }
   for (const auto& [key, cpus] : groups) {
     if (!sc.has_variant(key.second))
@@ -500,7 +509,7 @@ PYBIND11_MODULE(_vfssim, m) {
         for (const auto& g : held) ptrs.push_back(&g);
         std::vector<report::WhatIf> what_if;
         Runner runner{py::none()};
-        runner.run([&] { what_if = report::next_bottlenecks(*sc, ptrs, jobs); });
+        runner.run([&] { what_if = report::next_bottlenecks(scenario_of(sc), ptrs, jobs); });
         py::list out;
         for (const auto& w : what_if) {
           py::dict d;
@@ -563,7 +572,7 @@ PYBIND11_MODULE(_vfssim, m) {
         for (const auto& p : validation.points())
           for (int r = 0; r < reps; ++r)
             specs.push_back(PointTuple{p.ref.strategy, p.ref.variant, p.ref.cpus, r, {}, {}});
-        auto results = run_points(*sc, specs, seed, jobs, progress);
+        auto results = run_points(scenario_of(sc), specs, seed, jobs, progress);
         std::vector<std::vector<models::PointResult>> grouped(validation.points().size());
         for (std::size_t i = 0; i < results.size(); ++i)
           grouped[i / static_cast<std::size_t>(reps)].push_back(std::move(results[i]));
@@ -581,7 +590,7 @@ PYBIND11_MODULE(_vfssim, m) {
       [](const ScenarioPtr& sc, const std::vector<std::string>& strategies, const std::vector<std::string>& variants,
          const std::vector<int>& cpus, int reps, std::uint64_t seed, unsigned jobs, py::object progress) {
         const auto spec = make_spec(strategies, variants, cpus, reps, seed, jobs);
-        const auto curve = sweep_curve(*sc, spec, progress);
+        const auto curve = sweep_curve(scenario_of(sc), spec, progress);
         py::list out;
         for (const auto& cp : curve) out.append(curve_dict(cp));
         return out;
@@ -597,7 +606,7 @@ PYBIND11_MODULE(_vfssim, m) {
       "run_point",
       [](const ScenarioPtr& sc, const std::string& strategy, int cpus, const std::string& variant, std::uint64_t seed,
          int rep, const std::vector<std::string>& free_locks, const std::vector<std::string>& private_lines) {
-        const auto results = run_points(*sc, {PointTuple{strategy, variant, cpus, rep, free_locks, private_lines}},
+        const auto results = run_points(scenario_of(sc), {PointTuple{strategy, variant, cpus, rep, free_locks, private_lines}},
                                         seed, 1, py::none());
         return point_dict(results.front());
       },
@@ -610,7 +619,7 @@ PYBIND11_MODULE(_vfssim, m) {
       "run_points",
       [](const ScenarioPtr& sc, const std::vector<PointTuple>& points, std::uint64_t seed, unsigned jobs,
          py::object progress) {
-        const auto results = run_points(*sc, points, seed, jobs, progress);
+        const auto results = run_points(scenario_of(sc), points, seed, jobs, progress);
         py::list out;
         for (const auto& r : results) out.append(point_dict(r));
         return out;
@@ -626,8 +635,8 @@ PYBIND11_MODULE(_vfssim, m) {
          const std::vector<std::string>& strategies, unsigned jobs, const std::vector<std::string>& variants,
          py::object progress, std::optional<std::size_t> profile_top) {
         const auto spec = make_spec(strategies, variants, cpus, reps, seed, jobs);
-        const auto curve = sweep_curve(*sc, spec, progress);
-        return document_json(*sc, spec, curve, profile_top);
+        const auto curve = sweep_curve(scenario_of(sc), spec, progress);
+        return document_json(scenario_of(sc), spec, curve, profile_top);
       },
       py::arg("scenario"), py::arg("cpus") = std::vector<int>{}, py::arg("seed") = 1, py::arg("reps") = 1,
       py::arg("strategies") = std::vector<std::string>{}, py::arg("jobs") = 0u,

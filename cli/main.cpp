@@ -227,13 +227,15 @@ int cmd_bench(const std::vector<std::string>& args) {
      "alternating runs of the hand-written MCS loop and the engine's mcs point (0: none)")
     ("handwritten-cpus", po::value(&hand_cpus)->default_value(hand_cpus), "CPU count of that comparison");
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(opts).run(), vm);
+  const po::parsed_options parsed = po::command_line_parser(args).options(opts).run();
+  po::store(parsed, vm);
   po::notify(vm);
+  report::refuse_negative_unsigned(parsed, vm);
   if (vm.count("help")) {
     std::cout << opts;
     return 0;
   }
-  if (seconds <= 0) throw po::error("--sim-seconds must be positive");
+  if (!(seconds > 0 && seconds <= 3600)) throw po::error("--sim-seconds must be a number of seconds above 0, at most 3600");
   if (pairs < 0) throw po::error("--pairs must be 0 or more");
   if (hand_cpus < 1) throw po::error("--handwritten-cpus must be a positive CPU count");
   std::vector<std::string> kinds;
@@ -310,8 +312,10 @@ int cmd_schema(const std::vector<std::string>& args) {
   po::options_description opts("vfssim schema [options]");
   opts.add_options()("help,h", "this help")("json", "print the schema as one JSON document");
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(opts).run(), vm);
+  const po::parsed_options parsed = po::command_line_parser(args).options(opts).run();
+  po::store(parsed, vm);
   po::notify(vm);
+  report::refuse_negative_unsigned(parsed, vm);
   if (vm.count("help")) {
     std::cout << opts;
     return 0;

@@ -4,6 +4,7 @@
 #include <boost/program_options.hpp>
 #include <iostream>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 namespace vfssim::report {
@@ -13,6 +14,22 @@ inline std::string join_args(const std::vector<std::string>& args) {
   std::string joined;
   for (const auto& a : args) joined += (joined.empty() ? "" : " ") + a;
   return joined;
+}
+
+// program_options reads "-1" into an unsigned option as 2^64-1 (or 2^32-1):
+// every unsigned option given a negative value is refused, naming it.
+inline void refuse_negative_unsigned(const boost::program_options::parsed_options& parsed,
+                                     const boost::program_options::variables_map& vm) {
+  for (const auto& o : parsed.options) {
+    if (o.string_key.empty() || !vm.count(o.string_key)) continue;
+    const auto& type = vm[o.string_key].value().type();
+    const bool is_unsigned = type == typeid(unsigned) || type == typeid(unsigned long) ||
+                             type == typeid(unsigned long long) || type == typeid(std::size_t);
+    for (const auto& v : o.value)
+      if (is_unsigned && !v.empty() && v.find_first_not_of(" \t") != std::string::npos &&
+          v[v.find_first_not_of(" \t")] == '-')
+        throw boost::program_options::error("--" + o.string_key + " must be 0 or more, not " + v);
+  }
 }
 
 // Parses `args` against `opts` plus one positional FILE into `file` and
@@ -28,8 +45,10 @@ inline bool parse_file_command(const std::vector<std::string>& args, const boost
   all.add(opts).add(hidden);
   po::positional_options_description pos;
   pos.add("file", 1);
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  const po::parsed_options parsed = po::command_line_parser(args).options(all).positional(pos).run();
+  po::store(parsed, vm);
   po::notify(vm);
+  refuse_negative_unsigned(parsed, vm);
   if (vm.count("help")) {
     std::cout << opts;
     return false;

@@ -1,5 +1,7 @@
 #include "cli/stored.h"
 
+#include "cli/options.h"
+
 #include <boost/program_options.hpp>
 #include <cmath>
 #include <cstdio>
@@ -34,8 +36,10 @@ bool parse(const std::vector<std::string>& args, po::options_description& opts, 
   all.add(opts).add(hidden);
   po::positional_options_description pos;
   pos.add("positional", -1);
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  const po::parsed_options parsed = po::command_line_parser(args).options(all).positional(pos).run();
+  po::store(parsed, vm);
   po::notify(vm);
+  report::refuse_negative_unsigned(parsed, vm);
   if (vm.count("help")) {
     std::cout << opts;
     return false;

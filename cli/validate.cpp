@@ -1,5 +1,7 @@
 #include "cli/validate.h"
 
+#include "cli/options.h"
+
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <chrono>
@@ -102,8 +104,10 @@ int cmd_validate(const std::vector<std::string>& args) {
   po::positional_options_description pos;
   pos.add("path", -1);
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  const po::parsed_options parsed = po::command_line_parser(args).options(all).positional(pos).run();
+  po::store(parsed, vm);
   po::notify(vm);
+  report::refuse_negative_unsigned(parsed, vm);
   if (vm.count("help")) {
     std::cout << opts << "\nPATH: scenario files or directories of *.yaml (default scenarios/seed)\n";
     return 0;

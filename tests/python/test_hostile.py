@@ -128,3 +128,33 @@ except vfssim.ScenarioError as e:
                        env={**os.environ, "PYTHONPATH": str(BUILD / "python")})
     assert r.returncode == 0, f"exit {r.returncode}: {r.stderr[-1500:]}"
     assert r.stdout.startswith("refused:"), r.stdout + r.stderr
+
+
+def test_python_entry_points_refuse_none_as_the_scenario():
+    """None as the scenario of every entry point: an exception, not a null dereference (was a segfault)."""
+    code = """
+from vfssim import _vfssim
+for name in ["sweep", "document", "run_point", "run_points", "validate", "next_bottlenecks"]:
+    try:
+        getattr(_vfssim, name)(None)
+    except (TypeError, ValueError) as e:
+        print(name, "refused")
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "PYTHONPATH": str(BUILD / "python")})
+    assert r.returncode == 0, f"exit {r.returncode}: {r.stderr[-1500:]}"
+    assert r.stdout.count("refused") == 6, r.stdout
+
+
+@pytest.mark.parametrize("args", [["--seed", "-1"], ["--seed=-2"], ["--jobs", "-1"], ["-j", "-3"]])
+def test_negative_values_of_unsigned_options_are_refused(args):
+    r = vfssim("run", ROOT / "tests/bad-scenarios/valid/base.yaml", "--db", "", "-q", *args)
+    assert r.returncode == 2, r.stderr
+    assert "must be 0 or more" in r.stderr
+
+
+@pytest.mark.parametrize("seconds", ["nan", "1e300", "0", "-1"])
+def test_bench_refuses_sim_seconds_out_of_range(seconds):
+    r = vfssim("bench", "--sim-seconds", seconds)
+    assert r.returncode == 2, r.stderr
+    assert "--sim-seconds" in r.stderr
