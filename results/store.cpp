@@ -252,19 +252,25 @@ Store::Store(const std::string& path) : path_(path) {
   try {
     // A foreign or damaged file fails here, before anything is written.
     int version = -1;
-    bool has_tables = false;
+    bool has_tables = false, has_runs = false;
     {
       // One statement, one snapshot: another process may be creating the
       // schema right now, and its tables must not be seen without its version.
-      Sql q(db_, "SELECT user_version, (SELECT count(*) FROM sqlite_master) FROM pragma_user_version");
+      Sql q(db_,
+            "SELECT user_version, (SELECT count(*) FROM sqlite_master), "
+            "(SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'runs') FROM pragma_user_version");
       if (q.step()) {
         version = static_cast<int>(q.i64(0));
         has_tables = q.i64(1) > 0;
+        has_runs = q.i64(2) > 0;
       }
     }
-    if (has_tables && version == 0)
-      throw StoreError(path + ": this SQLite file is not a vfssim results database (it has other tables); "
-                              "give another --db path");
+    // vfssim's own: empty (version 0, no tables), or a version it wrote
+    // (1..) with its runs table. Anything else is left untouched: no
+    // tables added, no switch to WAL.
+    if ((has_tables && version == 0) || version < 0 || (version > 0 && !has_runs))
+      throw StoreError(path + ": this SQLite file is not a vfssim results database (user_version " +
+                       std::to_string(version) + (has_runs ? "" : ", no runs table") + "); give another --db path");
     if (version > kSchemaVersion)
       throw StoreError(path + ": results database schema " + std::to_string(version) +
                        " is newer than this vfssim understands (" + std::to_string(kSchemaVersion) + ")");

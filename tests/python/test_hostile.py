@@ -158,3 +158,22 @@ def test_bench_refuses_sim_seconds_out_of_range(seconds):
     r = vfssim("bench", "--sim-seconds", seconds)
     assert r.returncode == 2, r.stderr
     assert "--sim-seconds" in r.stderr
+
+
+@pytest.mark.parametrize("version", [-1, 1, 3, 5])
+def test_a_foreign_sqlite_file_is_refused_untouched(version, tmp_path):
+    """A SQLite file vfssim did not write (another user_version, no runs table)
+    is refused before anything is written: no tables added, no switch to WAL."""
+    import sqlite3
+    db = tmp_path / "foreign.db"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE t (x)")
+    con.execute(f"PRAGMA user_version = {version}")
+    con.commit()
+    con.close()
+    before = db.read_bytes()
+    r = vfssim("run", ROOT / "tests/bad-scenarios/valid/base.yaml", "--db", db, "-q", "--cpus", "1")
+    assert r.returncode == 2, r.stderr
+    assert "not a vfssim results database" in r.stderr
+    assert db.read_bytes() == before
+    assert not (tmp_path / "foreign.db-wal").exists()
