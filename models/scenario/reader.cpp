@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 namespace vfssim::models {
@@ -66,22 +67,33 @@ Scope parse_scope(const Reader& r, const YAML::Node& n) {
   r.fail(n, "unknown scope '" + s + "'", "one of: global, node, cpu, process, task");
 }
 
+namespace {
+
+// `s` as a number when all of it is one (std::stod reads a prefix).
+std::optional<double> whole_number(const std::string& s) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &used);
+  } catch (...) {
+    return std::nullopt;
+  }
+  if (s.empty() || used != s.size()) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
 double parse_probability(const Reader& r, const YAML::Node& n, const std::string& what, std::string& param) {
   if (Reader::is_param(n)) {
     param = r.param_name(n, what);
     return 0;
   }
   const std::string p = r.scalar(n, what);
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(p, &used);
-  } catch (...) {
-    used = 0;
-  }
-  if (used != p.size() || !(v >= 0.0 && v <= 1.0))
+  const std::optional<double> v = whole_number(p);
+  if (!v || !(*v >= 0.0 && *v <= 1.0))
     r.fail(n, what + " '" + p + "' is not a number from 0 to 1", "a probability such as 0.25");
-  return v;
+  return *v;
 }
 
 NumberRef parse_number_ref(const Reader& r, const YAML::Node& n, const std::string& what) {
@@ -91,14 +103,10 @@ NumberRef parse_number_ref(const Reader& r, const YAML::Node& n, const std::stri
     return v;
   }
   const std::string t = r.scalar(n, what);
-  std::size_t used = 0;
-  try {
-    v.value = std::stod(t, &used);
-  } catch (...) {
-    used = 0;
-  }
-  if (used != t.size() || t.empty() || !std::isfinite(v.value) || v.value < 0)
+  const std::optional<double> x = whole_number(t);
+  if (!x || !std::isfinite(*x) || *x < 0)
     r.fail(n, what + " '" + t + "' is not a number >= 0", "a number such as 1024, or $NAME of a number parameter");
+  v.value = *x;
   return v;
 }
 
@@ -109,16 +117,10 @@ double parse_fraction(const Reader& r, const YAML::Node& n, const std::string& w
     s.pop_back();
     scale = 0.01;
   }
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &used);
-  } catch (...) {
-    used = 0;
-  }
-  if (used != s.size() || s.empty() || !std::isfinite(v))
+  const std::optional<double> v = whole_number(s);
+  if (!v || !std::isfinite(*v))
     r.fail(n, what + " '" + n.Scalar() + "' is not a number", "a number or a percentage such as 25%");
-  return v * scale;
+  return *v * scale;
 }
 
 ParamValue parse_param(const Reader& r, const YAML::Node& n, const std::string& name) {
@@ -136,14 +138,9 @@ ParamValue parse_param(const Reader& r, const YAML::Node& n, const std::string& 
     v.time = r.duration(n, "parameter '" + name + "'", false);
     return v;
   }
-  std::size_t used = 0;
-  try {
-    v.number = std::stod(s, &used);
-  } catch (...) {
-    used = 0;
-  }
-  if (used != s.size() || s.empty())
-    r.fail(n, "parameter '" + name + "' is '" + s + "'", "true/false, a number, or a time with a unit");
+  const std::optional<double> x = whole_number(s);
+  if (!x) r.fail(n, "parameter '" + name + "' is '" + s + "'", "true/false, a number, or a time with a unit");
+  v.number = *x;
   v.type = ParamValue::Type::kNumber;
   return v;
 }

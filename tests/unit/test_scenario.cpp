@@ -120,11 +120,16 @@ TEST_CASE("an explicit placement puts task i on the i-th listed CPU") {
                "the placement lists 2");
 }
 
-TEST_CASE("docs/scenario-format.md lists exactly the registry's lock kinds") {
+// docs/scenario-format.md, whose tables the registries must match.
+std::string scenario_format_doc() {
   std::ifstream in(std::string(VFSSIM_SOURCE_DIR) + "/docs/scenario-format.md");
   std::stringstream ss;
   ss << in.rdbuf();
-  const std::string doc = ss.str();
+  return ss.str();
+}
+
+TEST_CASE("docs/scenario-format.md lists exactly the registry's lock kinds") {
+  const std::string doc = scenario_format_doc();
   const auto at = doc.find("Lock kinds (one row each");
   REQUIRE(at != std::string::npos);
   const std::string para = doc.substr(at, doc.find("`mode: read`", at) - at);
@@ -137,10 +142,7 @@ TEST_CASE("docs/scenario-format.md lists exactly the registry's lock kinds") {
 }
 
 TEST_CASE("docs/scenario-format.md's step table is the step-kind registry, key for key") {
-  std::ifstream in(std::string(VFSSIM_SOURCE_DIR) + "/docs/scenario-format.md");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string doc = ss.str();
+  const std::string doc = scenario_format_doc();
   const auto from = doc.find("\n## Steps");
   REQUIRE(from != std::string::npos);
   const std::string section = doc.substr(from, doc.find("\n## Expected figures", from) - from);
@@ -164,10 +166,7 @@ TEST_CASE("docs/scenario-format.md's step table is the step-kind registry, key f
 }
 
 TEST_CASE("docs/scenario-format.md's lock-key table is the registry's lock_keys(), with the kinds taking each") {
-  std::ifstream in(std::string(VFSSIM_SOURCE_DIR) + "/docs/scenario-format.md");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string doc = ss.str();
+  const std::string doc = scenario_format_doc();
   const auto at = doc.find("| key | value (default) | kinds | meaning |");
   REQUIRE(at != std::string::npos);
   std::vector<std::string> rows;
