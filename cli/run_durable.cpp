@@ -208,7 +208,16 @@ SweepOutcome run_durable_sweep(const models::Scenario& sc, const models::SweepSp
   const auto t0 = std::chrono::steady_clock::now();
   {
     SignalGuard guard;
-    out.curve = models::run_sweep(sc, spec, progress, control);
+    try {
+      out.curve = models::run_sweep(sc, spec, progress, control);
+    } catch (...) {
+      // A point that fails (a model invariant, a resource) ends the run:
+      // its row says so rather than "running"; the finished points stay.
+      if (out.store)
+        out.store->set_status(out.run_id, "failed",
+                              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      throw;
+    }
     out.signal = g_signal;
   }
   if (!quiet) std::cerr << "\r" << std::string(60, ' ') << "\r";
