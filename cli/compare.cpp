@@ -114,6 +114,16 @@ std::string value_text(double v) {
 
 }  // namespace
 
+nlohmann::json lkp_row_json(const Store::ComparisonRow& r) {
+  using nlohmann::json;
+  return json{{"metric", r.metric},
+              {"base", r.base_mean},
+              {"base_stddev_pct", r.base_stddev_pct},
+              {"new", r.new_mean},
+              {"new_stddev_pct", r.new_stddev_pct},
+              {"change_pct", std::isnan(r.change_pct) ? json(nullptr) : json(r.change_pct)}};
+}
+
 std::vector<Store::ComparisonRow> lkp_rows(const std::vector<models::PointResult>& base_reps,
                                            const std::vector<models::PointResult>& new_reps,
                                            const std::string& throughput_metric) {
@@ -233,12 +243,7 @@ int cmd_compare(const std::vector<std::string>& args) {
   if (vm.count("json")) {
     json jrows = json::array();
     for (const auto& r : table)
-      jrows.push_back(json{{"metric", r.metric},
-                           {"base", r.base_mean},
-                           {"base_stddev_pct", r.base_stddev_pct},
-                           {"new", r.new_mean},
-                           {"new_stddev_pct", r.new_stddev_pct},
-                           {"change_pct", std::isnan(r.change_pct) ? json(nullptr) : json(r.change_pct)}});
+      jrows.push_back(lkp_row_json(r));
     const json doc{{"scenario", sc.name},
                    {"base", base},
                    {"new", neu},

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "models/experiment/experiment.h"
 #include "results/store.h"
 
@@ -18,6 +20,9 @@ int cmd_compare(const std::vector<std::string>& args);
 // `throughput_metric`), the top perf-profile chains and lock_stat wait
 // totals, each as mean, %stddev and %change (base, neu, variant and cpus
 // left empty for the caller). `vfssim compare` and `vfssim diff`.
+// One row as compare --json and diff --json print it (change_pct null when undefined).
+nlohmann::json lkp_row_json(const Store::ComparisonRow& r);
+
 std::vector<Store::ComparisonRow> lkp_rows(const std::vector<models::PointResult>& base_reps,
                                            const std::vector<models::PointResult>& new_reps,
                                            const std::string& throughput_metric);

@@ -284,12 +284,7 @@ int cmd_diff(const std::vector<std::string>& args) {
   if (vm.count("json")) {
     json jrows = json::array();
     for (const auto& r : rows)
-      jrows.push_back(json{{"metric", r.metric},
-                           {"base", r.base_mean},
-                           {"base_stddev_pct", r.base_stddev_pct},
-                           {"new", r.new_mean},
-                           {"new_stddev_pct", r.new_stddev_pct},
-                           {"change_pct", std::isnan(r.change_pct) ? json(nullptr) : json(r.change_pct)}});
+      jrows.push_back(lkp_row_json(r));
     std::cout << json{{"base", run_meta(ra)}, {"new", run_meta(rb)}, {"rows", jrows}}.dump(2) << "\n";
     return 0;
   }
