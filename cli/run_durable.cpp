@@ -4,6 +4,7 @@
 #include <csignal>
 #include <iostream>
 #include <map>
+#include <stdexcept>
 #include <tuple>
 
 #include "cli/options.h"
@@ -195,7 +196,16 @@ SweepOutcome run_durable_sweep(const models::Scenario& sc, const models::SweepSp
   };
   if (out.store)
     control.on_curve_point = [&](const models::CurvePoint& cp) {
-      out.store->add_point(out.run_id, cp);  // committed now: an interrupt later cannot lose it
+      try {
+        out.store->add_point(out.run_id, cp);  // committed now: an interrupt later cannot lose it
+      } catch (const StoreError& e) {
+        // A full disk, a lost file: the point is lost, not the ones before
+        // it. This is a run that failed (exit 1), not bad input.
+        throw std::runtime_error("cannot store " + where(cp) + ": " + e.what() + "; " + std::to_string(out.stored) +
+                                 " of " + std::to_string(plan.curve.size()) + " curve points are stored in run " +
+                                 std::to_string(out.run_id) + " of " + o.db +
+                                 "; once there is room, complete it with\n  " + command_line(out.args));
+      }
       ++out.stored;
     };
   const bool quiet = o.quiet;
@@ -210,12 +220,21 @@ SweepOutcome run_durable_sweep(const models::Scenario& sc, const models::SweepSp
     SignalGuard guard;
     try {
       out.curve = models::run_sweep(sc, spec, progress, control);
-    } catch (...) {
-      // A point that fails (a model invariant, a resource) ends the run:
-      // its row says so rather than "running"; the finished points stay.
-      if (out.store)
-        out.store->set_status(out.run_id, "failed",
-                              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    } catch (const std::exception& e) {
+      // A point that fails (a model invariant, a resource, the store) ends
+      // the run: its row says so and why rather than "running"; the
+      // finished points stay.
+      if (out.store) {
+        try {
+          out.store->set_status(out.run_id, "failed",
+                                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                                e.what());
+        } catch (const StoreError&) {
+          // The disk that refused a point refuses this too; the error being
+          // thrown says what is stored, and `history` shows the row
+          // 'abandoned' once this process is gone.
+        }
+      }
       throw;
     }
     out.signal = g_signal;
@@ -235,7 +254,11 @@ int finish_incomplete(SweepOutcome& out, std::ostream& err) {
       }
   const char* what = out.signal == SIGINT ? "interrupted (SIGINT)" : out.signal == SIGTERM ? "terminated (SIGTERM)" : "stopped";
   if (out.store) {
-    out.store->set_status(out.run_id, out.signal ? "interrupted" : "failed", out.wall);
+    std::string reason = out.signal ? what : "";
+    for (const auto& cp : out.curve)
+      for (const auto& r : cp.reps)
+        if (reason.empty() && !r.stop.empty() && !models::finished(r)) reason = where(cp) + ": " + r.stop;
+    out.store->set_status(out.run_id, out.signal ? "interrupted" : "failed", out.wall, reason);
     err << "vfssim: " << what << ": " << out.stored << " of " << out.curve.size() << " curve points are stored in run "
         << out.run_id << " of " << out.db << "; to complete it, run\n  " << command_line(out.args) << "\n";
   } else {

@@ -97,6 +97,7 @@ json run_meta(const Store::StoredRun& r) {
               {"replications", r.replications},
               {"args", r.args},
               {"status", r.status},
+              {"reason", r.reason.empty() ? json(nullptr) : json(r.reason)},
               {"wall_seconds", r.wall_seconds ? json(*r.wall_seconds) : json(nullptr)}};
 }
 
@@ -160,6 +161,7 @@ int cmd_history(const std::vector<std::string>& args) {
              {"created_at", h.created_at},
              {"tool_version", h.tool_version},
              {"status", h.status},
+             {"reason", h.reason.empty() ? json(nullptr) : json(h.reason)},
              {"wall_seconds", h.wall_seconds ? json(*h.wall_seconds) : json(nullptr)}};
       if (h.kind == "validate") {
         j["figures"] = h.count;
@@ -175,15 +177,17 @@ int cmd_history(const std::vector<std::string>& args) {
     std::cout << json{{"db", db}, {"runs", out}}.dump(2) << "\n";
     return 0;
   }
-  std::printf("%-8s %5s  %-20s  %-32s %-18s %8s %7s %-11s %9s\n", "kind", "id", "created", "scenario", "machine", "seed",
-              "points", "status", "wall s");
+  std::printf("%-8s %5s  %-20s  %-32s %-18s %8s %7s %-11s %9s  %s\n", "kind", "id", "created", "scenario", "machine",
+              "seed", "points", "status", "wall s", "reason");
   for (const auto& h : rows) {
     const std::string seed = h.seed ? std::to_string(*h.seed) : "-";
     char wall[32] = "-";
     if (h.wall_seconds) std::snprintf(wall, sizeof wall, "%.2f", *h.wall_seconds);
-    std::printf("%-8s %5lld  %-20s  %-32s %-18s %8s %7d %-11s %9s\n", h.kind.c_str(), static_cast<long long>(h.id),
+    // The reason's first line: a store error carries the resume command after it.
+    const std::string reason = h.reason.substr(0, h.reason.find('\n'));
+    std::printf("%-8s %5lld  %-20s  %-32s %-18s %8s %7d %-11s %9s  %s\n", h.kind.c_str(), static_cast<long long>(h.id),
                 h.created_at.c_str(), h.kind == "validate" ? "(figures)" : h.scenario.c_str(), h.machine.c_str(),
-                seed.c_str(), h.count, h.status.c_str(), wall);
+                seed.c_str(), h.count, h.status.c_str(), wall, reason.empty() ? "-" : reason.c_str());
   }
   return 0;
 }
@@ -225,7 +229,8 @@ int cmd_show(const std::vector<std::string>& args) {
             << ") on " << run.machine << ", seed " << run.seed << ", " << run.replications << " replication"
             << (run.replications == 1 ? "" : "s") << "\n"
             << "stored " << run.created_at << " by vfssim " << run.tool_version << ", status "
-            << (run.status.empty() ? "-" : run.status) << ", " << curve.size() << " curve points\n"
+            << (run.status.empty() ? "-" : run.status) << (run.reason.empty() ? "" : " (" + run.reason + ")") << ", "
+            << curve.size() << " curve points\n"
             << "arguments: " << run.args << "\n";
   print_curve_table(std::cout, curve);
   print_fits(std::cout, fit_curves(curve));

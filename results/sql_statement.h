@@ -4,9 +4,12 @@
 #pragma once
 
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <type_traits>
 #include <variant>
@@ -16,11 +19,27 @@
 
 namespace vfssim::report {
 
+// SQLite's message for the last error on `db`, "FILE: SQLite: ...", with the operating
+// system's for an I/O error: "disk I/O error (File too large)", "database
+// or disk is full (No space left on device)". SQLite keeps the errno of
+// some failures only (sqlite3_system_errno); for a failed write it is
+// still this thread's errno when the error is read, right after the call.
+// The file's name leads (every caller's message names the database).
+inline std::string sqlite_error(sqlite3* db, int errno_after = errno) {
+  const char* file = sqlite3_db_filename(db, "main");
+  std::string msg = std::string(file && *file ? file : "results database") + ": SQLite: " + sqlite3_errmsg(db);
+  int e = sqlite3_system_errno(db);
+  const int primary = sqlite3_extended_errcode(db) & 0xff;
+  if (e == 0 && (primary == SQLITE_IOERR || primary == SQLITE_FULL || primary == SQLITE_CANTOPEN)) e = errno_after;
+  if (e != 0) msg += std::string(" (") + std::strerror(e) + ")";
+  return msg;
+}
+
 class Sql {
  public:
   Sql(sqlite3* db, const char* text) : db_(db) {
     if (sqlite3_prepare_v2(db, text, -1, &st_, nullptr) != SQLITE_OK)
-      throw StoreError(std::string("cannot prepare SQL: ") + sqlite3_errmsg(db));
+      throw StoreError(sqlite_error(db));
   }
   ~Sql() { sqlite3_finalize(st_); }
   Sql(const Sql&) = delete;
@@ -51,7 +70,7 @@ class Sql {
     const int rc = sqlite3_step(st_);
     if (rc == SQLITE_ROW) return true;
     if (rc == SQLITE_DONE) return false;
-    throw StoreError(std::string("SQLite: ") + sqlite3_errmsg(db_));
+    throw StoreError(sqlite_error(db_));
   }
   void run() {
     step();
@@ -70,6 +89,14 @@ class Sql {
   sqlite3* db_;
   sqlite3_stmt* st_ = nullptr;
 };
+
+// This machine's name, stored with the pid of the process that writes a
+// run (runs.host, runs.pid: schema 8).
+inline std::string this_host() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "";
+  return name;
+}
 
 // The five key columns every per-replication table of the results store
 // starts with: run_id, strategy, variant, cpus, rep.

@@ -2,7 +2,11 @@
 
 #include "results/sql_statement.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cmath>
 #include <ctime>
@@ -222,6 +226,15 @@ ALTER TABLE runs ADD COLUMN resolved_scenario TEXT;
 ALTER TABLE runs ADD COLUMN resolved_hash TEXT;
 CREATE INDEX runs_by_resolved ON runs(resolved_hash, tool_version, seed, replications, sweep);
 )sql",
+    // 8: why a run failed or stopped (its status says that it did), and
+    // the host and process that wrote it, so that `history` can tell a
+    // run still going from one whose process died (status 'running' left
+    // behind by a crash or a kill -9: shown as 'abandoned').
+    R"sql(
+ALTER TABLE runs ADD COLUMN reason TEXT;
+ALTER TABLE runs ADD COLUMN host TEXT;
+ALTER TABLE runs ADD COLUMN pid INTEGER;
+)sql",
 };
 
 constexpr int kMigrationCount = sizeof(kMigrations) / sizeof(kMigrations[0]);
@@ -237,7 +250,13 @@ std::string utc_now() {
   return when;
 }
 
-
+// A run row left 'running' by a process of this host that no longer
+// exists: it crashed or was killed without a chance to say so. (A row of
+// another host cannot be checked from here and stays 'running'.)
+bool abandoned(const std::string& status, const std::string& host, std::optional<std::int64_t> pid) {
+  if (status != "running" || !pid || host.empty() || host != this_host()) return false;
+  return kill(static_cast<pid_t>(*pid), 0) != 0 && errno == ESRCH;
+}
 
 }  // namespace
 
@@ -281,7 +300,7 @@ Store::Store(const std::string& path) : path_(path) {
       const int rc = sqlite3_exec(db_, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
       if (rc == SQLITE_OK) break;
       if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) || attempt >= 3000)
-        throw StoreError(std::string("SQLite: ") + sqlite3_errmsg(db_));
+        throw StoreError(sqlite_error(db_));
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     exec("PRAGMA foreign_keys=ON");
@@ -305,8 +324,9 @@ Store::Store(const std::string& path) : path_(path) {
   } catch (const StoreError& e) {
     sqlite3_close(db_);
     db_ = nullptr;
+    // SQLite's errors name the file already (by its full path).
     std::string what = e.what();
-    if (what.find(path) != 0) what = path + ": " + what;
+    if (what.find(path) != 0 && what.find('/') != 0) what = path + ": " + what;
     throw StoreError(what);
   }
 }
@@ -318,9 +338,8 @@ Store::~Store() {
 void Store::exec(const std::string& sql) {
   char* err = nullptr;
   if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
-    std::string msg = err ? err : "unknown error";
-    sqlite3_free(err);
-    throw StoreError("SQLite: " + msg);
+    sqlite3_free(err);  // the same text as sqlite3_errmsg's
+    throw StoreError(sqlite_error(db_));
   }
 }
 
@@ -328,10 +347,11 @@ std::int64_t Store::begin_run(const models::Scenario& sc, std::uint64_t seed, in
   const std::string when = utc_now();
   Sql s(db_,
               "INSERT INTO runs(created_at, tool_version, scenario, scenario_path, scenario_hash, scenario_text, "
-              "machine, seed, replications, args, resolved_scenario, resolved_hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+              "machine, seed, replications, args, resolved_scenario, resolved_hash, host, pid) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   s.bind(1, when).bind(2, std::string(VFSSIM_VERSION)).bind(3, sc.name).bind(4, sc.path);
   s.bind(5, sc.hash).bind(6, sc.text).bind(7, sc.machine_name).bind(8, static_cast<std::int64_t>(seed));
   s.bind(9, static_cast<std::int64_t>(reps)).bind(10, args).bind(11, sc.resolved_text).bind(12, sc.resolved_hash);
+  s.bind(13, this_host()).bind(14, static_cast<std::int64_t>(getpid()));
   s.run();
   return sqlite3_last_insert_rowid(db_);
 }
@@ -397,9 +417,10 @@ std::vector<Store::HistoryRow> Store::history() {
   Sql q(db_,
         "SELECT CASE WHEN EXISTS (SELECT 1 FROM comparisons c WHERE c.run_id=r.id) THEN 'compare' ELSE 'run' END, "
         "r.id, r.created_at, r.scenario, r.machine, r.tool_version, r.seed, r.replications, "
-        "(SELECT count(*) FROM curve c WHERE c.run_id=r.id), coalesce(r.status, ''), r.wall_seconds FROM runs r "
+        "(SELECT count(*) FROM curve c WHERE c.run_id=r.id), coalesce(r.status, ''), r.wall_seconds, "
+        "coalesce(r.reason, ''), coalesce(r.host, ''), r.pid FROM runs r "
         "UNION ALL SELECT 'validate', v.id, v.created_at, '', '', v.tool_version, NULL, NULL, "
-        "(SELECT count(*) FROM validation_figures f WHERE f.validation_id=v.id), 'done', v.wall_seconds "
+        "(SELECT count(*) FROM validation_figures f WHERE f.validation_id=v.id), 'done', v.wall_seconds, '', '', NULL "
         "FROM validations v ORDER BY 3, 1 DESC, 2");
   while (q.step()) {
     HistoryRow h;
@@ -414,6 +435,8 @@ std::vector<Store::HistoryRow> Store::history() {
     h.count = static_cast<int>(q.i64(8));
     h.status = q.text(9);
     if (!q.null(10)) h.wall_seconds = q.f64(10);
+    h.reason = q.text(11);
+    if (abandoned(h.status, q.text(12), q.null(13) ? std::nullopt : std::optional(q.i64(13)))) h.status = "abandoned";
     out.push_back(std::move(h));
   }
   return out;
@@ -424,7 +447,8 @@ std::optional<Store::StoredRun> Store::stored_run(std::int64_t id) {
         "SELECT r.id, r.created_at, r.tool_version, r.scenario, r.scenario_path, r.scenario_hash, r.scenario_text, "
         "r.machine, r.seed, r.replications, r.args, r.wall_seconds, coalesce(r.sweep, ''), coalesce(r.status, ''), "
         "r.resolved_scenario, coalesce(r.resolved_hash, ''), "
-        "EXISTS (SELECT 1 FROM comparisons c WHERE c.run_id=r.id) FROM runs r WHERE r.id=?");
+        "EXISTS (SELECT 1 FROM comparisons c WHERE c.run_id=r.id), coalesce(r.reason, ''), coalesce(r.host, ''), r.pid "
+        "FROM runs r WHERE r.id=?");
   q.bind(1, id);
   if (!q.step()) return std::nullopt;
   StoredRun r;
@@ -445,6 +469,8 @@ std::optional<Store::StoredRun> Store::stored_run(std::int64_t id) {
   if (!q.null(14)) r.resolved_scenario = q.text(14);
   r.resolved_hash = q.text(15);
   r.kind = q.i64(16) ? "compare" : "run";
+  r.reason = q.text(17);
+  if (abandoned(r.status, q.text(18), q.null(19) ? std::nullopt : std::optional(q.i64(19)))) r.status = "abandoned";
   return r;
 }
 

@@ -16,6 +16,7 @@
 //               reclaims, pages (schema 4, which also adds validation_figures.bound)
 //   comparisons `vfssim compare`'s LKP rows; its replications are a run (schema 5)
 //   runs.resolved_scenario, resolved_hash   the scenario as resolved (schema 7)
+//   runs.reason, host, pid   why a run failed or stopped; who wrote it (schema 8)
 // WAL mode; a run's rows are written in one transaction per curve point,
 // as soon as the point finishes (cli/run_durable.cpp).
 #pragma once
@@ -40,7 +41,7 @@ class StoreError : public std::runtime_error {
 
 class Store {
  public:
-  static constexpr int kSchemaVersion = 7;
+  static constexpr int kSchemaVersion = 8;
 
   // Opens or creates the database and migrates it. A file that is not a
   // vfssim database (or is damaged) raises StoreError and is left untouched.
@@ -59,7 +60,10 @@ class Store {
   struct HistoryRow {
     std::string kind;  // run | compare | validate
     std::int64_t id = 0;
+    // status: running | done | failed | interrupted, or abandoned: stored
+    // 'running' by a process of this host that no longer exists.
     std::string created_at, scenario, machine, tool_version, status;
+    std::string reason;  // why it failed or stopped; "" otherwise
     std::optional<std::uint64_t> seed;
     std::optional<int> replications;
     int count = 0;  // curve points (runs, compares) or figures (validations)
@@ -71,7 +75,7 @@ class Store {
     std::int64_t id = 0;
     std::string kind;  // run | compare
     std::string created_at, tool_version, scenario, scenario_path, scenario_hash, scenario_text, machine, args, sweep,
-        status, resolved_hash;
+        status, resolved_hash, reason;  // status and reason as in HistoryRow
     std::uint64_t seed = 0;
     int replications = 0;
     std::optional<double> wall_seconds;
@@ -125,8 +129,10 @@ class Store {
   // with every replication as the sweep produced it (wall_seconds aside,
   // the same values).
   std::vector<models::CurvePoint> load_curve(std::int64_t run_id);
-  // "running", "interrupted" or "failed"; adds this session's wall time.
-  void set_status(std::int64_t run_id, const std::string& status, double wall_seconds);
+  // "running", "interrupted" or "failed" and why (reason "" for running);
+  // adds this session's wall time.
+  void set_status(std::int64_t run_id, const std::string& status, double wall_seconds,
+                  const std::string& reason = "");
   std::string run_status(std::int64_t run_id);  // "" before schema 3
 
  private:
@@ -146,7 +152,9 @@ class Store {
         return result;
       }
     } catch (...) {
-      exec("ROLLBACK");
+      // SQLite has already rolled back after some errors (a full disk,
+      // SQLITE_FULL): a second ROLLBACK would fail and hide the real error.
+      if (!sqlite3_get_autocommit(db_)) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
       throw;
     }
   }

@@ -31,9 +31,14 @@ std::optional<std::int64_t> Store::find_run(const models::Scenario& sc, std::uin
   return std::nullopt;
 }
 
-void Store::set_status(std::int64_t run_id, const std::string& status, double wall_seconds) {
-  Sql s(db_, "UPDATE runs SET status=?, wall_seconds=coalesce(wall_seconds, 0)+? WHERE id=?");
-  s.bind(1, status).bind(2, wall_seconds).bind(3, run_id);
+void Store::set_status(std::int64_t run_id, const std::string& status, double wall_seconds,
+                       const std::string& reason) {
+  // The process that sets a run going again owns it from now on.
+  Sql s(db_, "UPDATE runs SET status=?, wall_seconds=coalesce(wall_seconds, 0)+?, reason=?, host=?, pid=? WHERE id=?");
+  s.bind(1, status).bind(2, wall_seconds);
+  if (reason.empty()) s.bind_null(3);
+  else s.bind(3, reason);
+  s.bind(4, this_host()).bind(5, static_cast<std::int64_t>(getpid())).bind(6, run_id);
   s.run();
 }
 

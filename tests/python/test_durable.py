@@ -3,7 +3,10 @@ SIGTERM keep what is done and say how to resume; --resume completes the run
 under the same id with the numbers of an uninterrupted run; two processes
 share one database; foreign or damaged databases are refused untouched."""
 import hashlib
+import json
 import os
+import re
+import resource
 import signal
 import sqlite3
 import subprocess
@@ -237,3 +240,89 @@ def test_resume_key_is_the_resolved_scenario(tmp_path):
     assert rows[0][1] == rows[1][1] and rows[0][2] != rows[1][2]  # the same text, another machine
     shown = subprocess.run([VFSSIM, "show", "2", "--db", db, "--resolved"], capture_output=True, text=True)
     assert shown.returncode == 0 and shown.stdout == rows[1][3] and edited.split("transfer: ", 1)[1][:4] in shown.stdout
+
+
+def history(db):
+    r = vfssim("history", "--db", db, "--json")
+    assert r.returncode == 0, r.stderr
+    return {row["id"]: row for row in json.loads(r.stdout)["runs"] if row["kind"] != "validate"}
+
+
+def test_full_disk_keeps_the_finished_points_and_says_so(slow_scenario, tmp_path):
+    """A disk that fills mid-sweep: the real SQLite error (with the system's), the points committed
+    before it kept whole, exit 1 (a run that failed, not bad input), no 'cannot rollback'; the row
+    marked failed with the error (or 'abandoned' if even that write fails), and --resume completes it to
+    the numbers of an uninterrupted run. The disk is filled with RLIMIT_FSIZE, which fails the
+    write the way a full disk does, without root or a mount."""
+    args = ["run", slow_scenario, "--jobs", "1", "-q"]
+    ref_db = tmp_path / "ref.db"
+    assert vfssim(*args, "--db", ref_db).returncode == 0
+    # Files of at most 320 KiB: the write-ahead log of this sweep passes that after about 4 of its 10
+    # points (~32 KiB each, after ~180 KiB of schema); the check below wants 1 to 9.
+    limit = 320 * 1024
+
+    def full_disk():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    db = tmp_path / "full.db"
+    r = subprocess.run([VFSSIM, *map(str, args), "--db", str(db)], capture_output=True, text=True, timeout=300,
+                       preexec_fn=full_disk)
+    assert r.returncode == 1, r.stderr
+    assert "cannot rollback" not in r.stderr
+    m = re.search(r"cannot store (\S+) @ (\d+) CPUs: \S*full.db: SQLite: [^;]+\(File too large\); (\d+) of 10 curve "
+                  r"points are stored in run 1 of \S*full.db; once there is room, complete it with\n  vfssim run .* --resume\n",
+                  r.stderr)
+    assert m, r.stderr
+    stored = int(m.group(3))
+    assert 1 <= stored < 10, r.stderr
+    assert count(db, "select count(*) from curve") == stored
+    assert count(db, "select count(*) from points") == stored  # each one whole
+    # Marking the row failed is a one-page write that may still fit; if it does not, the row is
+    # 'abandoned' (its process is gone), never 'running'.
+    row = history(db)[1]
+    assert row["status"] == "abandoned" or (row["status"] == "failed" and "File too large" in row["reason"]), row
+
+    resumed = vfssim(*args, "--db", db, "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert history(db)[1]["status"] == "done" and history(db)[1]["reason"] is None
+    assert rows(db, 1) == rows(ref_db, 1)
+
+
+def test_failed_and_interrupted_runs_store_why_and_history_shows_it(slow_scenario, tmp_path):
+    db = tmp_path / "r.db"
+    budget = vfssim("run", slow_scenario, "--jobs", "1", "-q", "--db", db, "--max-events", "20000")
+    assert budget.returncode == 1, budget.stderr
+    rc, _, _ = interrupt_after_first_point(["run", slow_scenario, "--jobs", "1", "-q", "--db", db], db, signal.SIGINT)
+    assert rc == 130
+    runs = history(db)
+    assert runs[1]["status"] == "failed" and "event budget" in runs[1]["reason"], runs[1]
+    assert re.match(r"base @ \d+ CPUs: event budget", runs[1]["reason"]), runs[1]
+    assert runs[2]["status"] == "interrupted" and runs[2]["reason"] == "interrupted (SIGINT)", runs[2]
+    text = vfssim("history", "--db", db)
+    assert re.search(r"\nrun +1 .* failed .* base @ \d+ CPUs: event budget", "\n" + text.stdout), text.stdout
+    shown = vfssim("show", "1", "--db", db)
+    assert "status failed (base @" in shown.stdout, shown.stdout
+    assert json.loads(vfssim("show", "2", "--db", db, "--json").stdout)["run"]["reason"] == "interrupted (SIGINT)"
+
+
+def test_a_run_killed_without_warning_is_shown_abandoned(slow_scenario, tmp_path):
+    db = tmp_path / "k.db"
+    proc = subprocess.Popen([VFSSIM, "run", str(slow_scenario), "--jobs", "1", "-q", "--db", str(db)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            try:
+                if db.exists() and count(db, "select count(*) from curve") >= 1:
+                    break
+            except sqlite3.OperationalError:
+                pass
+            time.sleep(0.01)
+        assert proc.poll() is None, "the sweep finished before it could be killed"
+        assert history(db)[1]["status"] == "running"  # its process is alive
+    finally:
+        proc.kill()
+        proc.wait()
+    assert history(db)[1]["status"] == "abandoned"
+    assert count(db, "select status from runs where id = 1") == "running"  # what is stored is not rewritten
