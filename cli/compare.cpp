@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <chrono>
+#include <stdexcept>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -227,17 +228,29 @@ int cmd_compare(const std::vector<std::string>& args) {
   std::int64_t run_id = 0;
   if (store) {
     run_id = store->begin_run(sc, seed, reps, join_args(args));
-    for (const auto* side : {&base_reps, &new_reps}) {
-      models::CurvePoint cp;
-      cp.strategy = side->front().spec.strategy;
-      cp.variant = variant;
-      cp.cpus = cpus;
-      cp.reps = *side;
-      models::summarize(cp);
-      store->add_point(run_id, cp);
+    const auto wall = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count(); };
+    try {
+      for (const auto* side : {&base_reps, &new_reps}) {
+        models::CurvePoint cp;
+        cp.strategy = side->front().spec.strategy;
+        cp.variant = variant;
+        cp.cpus = cpus;
+        cp.reps = *side;
+        models::summarize(cp);
+        store->add_point(run_id, cp);
+      }
+      store->add_comparison(run_id, table);
+      store->finish_run(run_id, wall());
+    } catch (const StoreError& e) {
+      // A full disk after the points ran: the run row says so (if it can
+      // still be written) and the command fails (exit 1), not as bad input.
+      const std::string reason = std::string("cannot store the comparison: ") + e.what();
+      try {
+        store->set_status(run_id, "failed", wall(), reason);
+      } catch (const StoreError&) {
+      }
+      throw std::runtime_error(reason + " (run " + std::to_string(run_id) + " of " + db + ")");
     }
-    store->add_comparison(run_id, table);
-    store->finish_run(run_id, std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count());
   }
 
   if (vm.count("json")) {

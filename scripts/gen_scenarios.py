@@ -85,8 +85,19 @@ class Gen:
         lines["shared"] = {"scope": "global"}
         s = {"kernel": {"hz": rng.choice([100, 250, 1000])}, "locks": locks, "lines": lines,
              "seqcounts": {"q": {"scope": rng.choice(SCOPES)}}}
+        dentries, pools = [], []
+        if rng.random() < 0.4:  # a path to walk: each dentry brings its d_lock, d_count and d_seq
+            dentries = [f"d{i}" for i in range(rng.randint(1, 4))]
+            s["dentries"] = {d: {"scope": rng.choice(SCOPES)} for d in dentries}
+            s["dentry_lock"] = rng.choice(SPINLOCKS)
+        if rng.random() < 0.3:  # a zone's free pages between two watermarks
+            pools = ["fp"]
+            low = rng.choice([0, 8, 64])
+            s["pools"] = {"fp": {"scope": rng.choice(["global", "node"]), "low": low, "high": low + rng.choice([1, 64]),
+                                 "refill": rng.choice(["$refill", 0, 1000, 2000000])}}
         self.names = {"locks": list(locks), "spin": list(spin), "lines": [k for k in lines if k != "pc"],
-                      "rw": [k for k, d in locks.items() if d["kind"] in READ_WRITE]}
+                      "rw": [k for k, d in locks.items() if d["kind"] in READ_WRITE],
+                      "dentries": dentries, "pools": pools}
         ops = [f"op{i}" for i in range(n_ops)]
         s["ops"] = {op: self.steps(depth=0, callable_ops=ops[i + 1:], in_rcu=False) for i, op in enumerate(ops)}
         return s
@@ -96,15 +107,41 @@ class Gen:
 
     def step(self, depth, callable_ops, in_rcu):
         rng, n = self.rng, self.names
-        kinds = [k for k in STEP_KINDS if k not in ("walk", "alloc")]  # need dentries / pools
+        kinds = [k for k in STEP_KINDS if (k != "walk" or n["dentries"]) and (k != "alloc" or n["pools"])]
         if depth >= 3:
             kinds = [k for k in kinds if k in ("compute", "atomic", "read", "sleep")]
         if in_rcu:
             kinds = [k for k in kinds if k != "synchronize_rcu"]
         k = rng.choice(kinds)
+        st = self.step_of(k, depth, callable_ops, in_rcu)
+        if rng.random() < 0.1:  # a switch parameter turns it on or off
+            st["if"] = rng.choice(["sw", "!sw"])
+        return st
+
+    def step_of(self, k, depth, callable_ops, in_rcu):
+        rng, n = self.rng, self.names
         body = lambda: self.steps(depth + 1, callable_ops, in_rcu)  # noqa: E731
         if k == "compute":
-            return {"compute": time(rng)}
+            return {"compute": "$think" if rng.random() < 0.2 else time(rng)}
+        if k == "walk":
+            st = {"walk": [rng.choice(n["dentries"]) for _ in range(rng.randint(1, 4))],
+                  "mode": rng.choice(["rcu", "ref"]), "component": time(rng)}
+            if rng.random() < 0.5:
+                st["refcount"] = rng.choice(["atomic", "lockref"])
+            if st["mode"] == "rcu" and rng.random() < 0.4:
+                st["refuse_rcu"] = [rng.choice(st["walk"])]
+                st["on_refuse"] = rng.choice(["unlazy", "restart"])
+                if rng.random() < 0.5:
+                    st["refuse_if"] = "sw"
+            if rng.random() < 0.3:
+                st["keep_last"] = rng.choice([True, False])
+            if rng.random() < 0.3:
+                st["locked_put"] = rng.choice([True, False])
+            return st
+        if k == "alloc":
+            pages = rng.choice([1, 4, 32])
+            return {"alloc": "fp", "pages": pages, "reclaimed": pages * rng.choice([1, 4, 8]),
+                    "reclaim": [{"lock": rng.choice(n["spin"]), "hold": time(rng)}]}
         if k == "sleep":
             return {"sleep": f"{rng.choice([1, 10, 100])}ns"}
         if k == "lock":
@@ -145,7 +182,7 @@ class Gen:
             lock = rng.choice(n["spin"])  # writers serialised by a lock, as the kernel requires
             return {"lock": lock, "body": [{"seq_write": "q", "body": [{"compute": time(rng)}]}]}
         if k == "rcu_read":
-            return {"rcu_read": self.steps(depth + 1, callable_ops if False else [], True)}
+            return {"rcu_read": self.steps(depth + 1, [], True)}
         if k == "synchronize_rcu":
             return {"synchronize_rcu": "normal"}
         if k == "call_rcu":
@@ -166,9 +203,59 @@ class Gen:
                             "placement": rng.choice(["compact", "spread", "smt-last"]),
                             "loop": ["op0"], "warmup": "1us", "duration": "20us", "cpus": [1, 2, 4]},
                "strategies": {"a": self.strategy(n_ops)}}
+        doc["params"] = {"think": rng.choice(["0ns", "20ns", "150ns", "1us"]),
+                         "sw": rng.choice([True, False]), "refill": rng.choice([0, 5000, 2000000])}
         if rng.random() < 0.5:
-            doc["strategies"]["b"] = {"extends": "a", "locks": {"l0": self.lock_decl(rng.choice(LOCK_KINDS))}}
+            # l0 replaced by a lock of another kind, of its class where a step reads it (mode: read)
+            kinds = READ_WRITE if doc["strategies"]["a"]["locks"]["l0"]["kind"] in READ_WRITE else LOCK_KINDS
+            doc["strategies"]["b"] = {"extends": "a", "locks": {"l0": self.lock_decl(rng.choice(kinds))}}
+        if rng.random() < 0.4:  # variants: other parameters, another machine (a preset or inline), CPUs
+            doc["variants"] = {}
+            for j in range(rng.randint(1, 2)):
+                v = {"description": f"variant {j}"}
+                if rng.random() < 0.6:
+                    v["params"] = {"sw": rng.choice([True, False]), "think": rng.choice(["5ns", "300ns"])}
+                if rng.random() < 0.4:
+                    v["machine"] = rng.choice(PRESETS[:4]) if rng.random() < 0.5 else machine if isinstance(
+                        machine, dict) else {"levels": [{"name": "core", "count": 4, "transfer": "30ns"}],
+                                             "core": "core", "interconnect": {"base": "40ns", "hop": "10ns"},
+                                             "local_hit": "1ns", "local_atomic": "5ns"}
+                if rng.random() < 0.3:
+                    v["cpus"] = [1, 2]
+                doc["variants"][f"v{j}"] = v
+        if rng.random() < 0.4:
+            doc["expect"] = self.expect(list(doc["strategies"]), list(doc.get("variants", {})))
         return doc
+
+    def expect(self, strategies, variants):
+        """Figures of every kind on points of this scenario, as `vfssim validate` reads them."""
+        rng = self.rng
+        pt = lambda: rng.choice(strategies) + (f"/{rng.choice(variants)}" if variants and rng.random() < 0.3 else "") \
+            + f"@{rng.choice([1, 2, 4])}"  # noqa: E731
+        figures = []
+        for j in range(rng.randint(1, 3)):
+            kind = rng.choice(["value", "ratio", "change", "curve", "peak"])
+            f = {"figure": f"f{j}", "tolerance": rng.choice(["10%", "25%", "50%"]), "source": "generated"}
+            if kind == "value":
+                f.update(value={"point": pt()}, metric=rng.choice(["ops_per_sec", "us_per_op", "share:_raw_spin_lock"]),
+                         reported=rng.choice([1e6, 3.5, 0.4]))
+                if rng.random() < 0.2:
+                    f["bound"] = rng.choice(["at_least", "at_most"])
+            elif kind in ("ratio", "change"):
+                f[kind] = {"new": pt(), "base": pt()}
+                f["reported"] = rng.choice([1.2, 0.5, 2.0]) if kind == "ratio" else rng.choice(["-48%", "20%"])
+            elif kind == "curve":
+                f.update(curve={"strategy": rng.choice(strategies)}, metric="ops_per_sec",
+                         reported={1: 2e6, 2: 3e6, 4: 1e6})
+                if rng.random() < 0.3:
+                    f["fitted_at"] = 1
+            else:
+                f.update(peak={"strategy": rng.choice(strategies), "cpus": [1, 2, 4]},
+                         metric=rng.choice(["speedup", "ops_per_sec"]), reported={"cpus": 2})
+            if rng.random() < 0.1 and kind != "curve":
+                f["fitted"] = True
+            figures.append(f)
+        return figures
 
 
 def break_one(doc, rng):

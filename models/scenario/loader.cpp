@@ -163,7 +163,10 @@ Scenario load_from(const std::string& text, const std::string& file, const std::
   for (const auto& kv : strategies) sc.strategies.push_back(parse_strategy(r, r.name(kv.first, "strategy name"), kv.second));
   resolve_extends(sc.strategies);
   for (const auto& s : sc.strategies)
-    for (const auto& v : sc.variants) check_references(s, v.workload.loop, v.workload.loop_mark, sc.params);
+    for (const auto& v : sc.variants) {
+      check_references(s, v.workload.loop, v.workload.loop_mark, sc.params);
+      check_seq_writers(s, v.workload);
+    }
   if (root["expect"]) sc.expect = parse_expect(r, root["expect"], sc);
   sc.resolved_text = resolved_document(r, root, sc, file, machine_dirs);
   sc.resolved_hash = hex64(sim::stable_hash(sc.resolved_text));

@@ -181,6 +181,7 @@ struct Step {
   std::string fn;               // kernel function this step stands for (profile)
   std::string when;             // "if: PARAM": the step exists only when the switch is on
   bool when_negated = false;    // "if: '!PARAM'"
+  bool unlocked = false;        // seq_write: writers serialised by an order the model holds no lock for
   std::string probability_param;  // "branch: $name"
   std::string count_param;        // "repeat: $name"
   WalkSpec walk;

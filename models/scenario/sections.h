@@ -45,6 +45,9 @@ Strategy parse_strategy(const Reader& r, const std::string& name, const YAML::No
 // Applies `extends`: a child starts from its parent's declarations and ops
 // and replaces entries of the same name. The only place `extends` is resolved.
 void resolve_extends(std::vector<Strategy>& strategies);
+// Every seq_write serialised by a lock its writers share, for a workload's
+// kind of tasks and loop (a variant may change them).
+void check_seq_writers(const Strategy& s, const Workload& w);
 // Every name a strategy uses must exist, and op calls must not recurse.
 void check_references(const Strategy& s, const std::vector<std::string>& loop, const SourceMark& loop_mark,
                       const Params& params);

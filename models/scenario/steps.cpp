@@ -124,6 +124,7 @@ void check_seq(const StepRefs& refs, const Step& st) {
 
 void parse_seq_write(const Reader& r, const YAML::Node& n, Step& s, const std::string& what) {
   s.target = r.name(n["seq_write"], "seqcount name of the " + what);
+  if (n["unlocked"]) s.unlocked = r.boolean(n["unlocked"], "unlocked");
   s.has_body = true;
   s.body = body_of(r, n, "body", true, what);
 }
@@ -239,7 +240,7 @@ const std::vector<StepKindRow>& step_kinds() {
        parse_lockref, check_lockref},
       {"seq_read", StepKind::kSeqRead, {"body", "retries", "fallback"}, true, T::kSeqcount,
        "seq begin, body, seq retry (fallback: acquire, body, release)", parse_seq_read, check_seq},
-      {"seq_write", StepKind::kSeqWrite, {"body"}, true, T::kSeqcount, "seq write begin, body, seq write end",
+      {"seq_write", StepKind::kSeqWrite, {"body", "unlocked"}, true, T::kSeqcount, "seq write begin, body, seq write end",
        parse_seq_write, check_seq},
       {"rcu_read", StepKind::kRcuRead, {}, true, T::kNone, "rcu read lock, body, rcu read unlock", parse_rcu_read},
       {"synchronize_rcu", StepKind::kSynchronizeRcu, {}, true, T::kNone, "synchronize rcu (sleeps)",

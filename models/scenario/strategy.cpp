@@ -233,7 +233,67 @@ void check_rcu_deadlock(const Strategy& s) {
   for (const auto& [name, op] : s.ops) check_rcu_deadlock(s, op.steps, nullptr, "", checked_inside);
 }
 
+// Which CPUs share one instance of a scope: 0 one CPU (one task runs per
+// CPU), 1 a NUMA node, 2 every CPU. A process is every CPU when the tasks
+// are threads of one process, one CPU when each task is a process.
+int sharing(Scope scope, TaskKind tasks) {
+  switch (scope) {
+    case Scope::kGlobal: return 2;
+    case Scope::kNode: return 1;
+    case Scope::kProcess: return tasks == TaskKind::kThread ? 2 : 0;
+    case Scope::kCpu:
+    case Scope::kTask: return 0;
+  }
+  return 2;
+}
+
+// Seqcount writers must be serialised (write_seqcount_begin's rule, which
+// lockdep asserts for seqcount_LOCKNAME_t): two CPUs inside one instance's
+// write section at once break it, and the run would stop with that
+// invariant. So a seq_write on an instance shared by several CPUs needs,
+// around it, a lock held exclusively that every one of those CPUs shares.
+// `held`: the widest sharing of such a lock held here (-1: none). Checked
+// through op calls, each op once per `held`. `unlocked: true` says the
+// writers are serialised otherwise (an order); the engine still checks.
+void check_seq_writers(const Strategy& s, const std::vector<Step>& steps, int held, TaskKind tasks,
+                       const std::string& via, std::set<std::pair<std::string, int>>& checked) {
+  for (const auto& st : steps) {
+    int inner = held;
+    if (st.kind == StepKind::kLock && st.mode == LockMode::kExclusive)
+      if (auto l = s.locks.find(st.target); l != s.locks.end()) inner = std::max(held, sharing(l->second.scope, tasks));
+    if (st.kind == StepKind::kSeqWrite && !st.unlocked)
+      if (auto q = s.seqcounts.find(st.target); q != s.seqcounts.end()) {
+        const int need = sharing(q->second.scope, tasks);
+        if (need > 0 && held < need)
+          throw ScenarioError(
+              st.mark,
+              "seq_write on seqcount '" + st.target + "' (scope " + to_string(q->second.scope) + ", tasks " +
+                  (tasks == TaskKind::kThread ? "thread" : "process") + ")" + via + " is not serialised: " +
+                  (held < 0 ? "no lock is held around it in write mode"
+                            : "the locks held around it are not shared by every CPU that writes that seqcount") +
+                  ", so two writers can be inside at once",
+              "the write section inside a lock held in write mode whose scope covers the seqcount's (write_seqcount_begin "
+              "requires its writers serialised), or 'unlocked: true' if an order the model holds no lock for "
+              "serialises them (the run still stops if two overlap)");
+      }
+    if (st.kind == StepKind::kCall && checked.insert({st.target, held}).second)
+      if (auto op = s.ops.find(st.target); op != s.ops.end())
+        check_seq_writers(s, op->second.steps, held, tasks, via + " (through op '" + st.target + "')", checked);
+    check_seq_writers(s, st.body, inner, tasks, via, checked);
+    check_seq_writers(s, st.else_body, held, tasks, via, checked);
+  }
+}
+
 }  // namespace
+
+void check_seq_writers(const Strategy& s, const Workload& w) {
+  // From the loop's ops only: an op called only under a lock is checked
+  // with that lock held.
+  std::set<std::pair<std::string, int>> checked;
+  for (const auto& name : w.loop)
+    if (auto op = s.ops.find(name); op != s.ops.end() && checked.insert({name, -1}).second)
+      check_seq_writers(s, op->second.steps, -1, w.tasks, "", checked);
+}
 
 void check_references(const Strategy& s, const std::vector<std::string>& loop, const SourceMark& loop_mark,
                       const Params& params) {

@@ -95,7 +95,7 @@ TEST_CASE("one CPU's rate is 1/(path cost) exactly for every primitive") {
       // seq read: begin load 1 + body 50 + retry load 1
       {"seq read", "        - seq_read: seq\n          body:\n            - compute: 50ns\n", 1052},
       // seq write: two increments, 10 each, + body 50
-      {"seq write", "        - seq_write: seq\n          body:\n            - compute: 50ns\n", 1070},
+      {"seq write", "        - seq_write: seq\n          unlocked: true\n          body:\n            - compute: 50ns\n", 1070},
       // lockref on a free spinlock: one cmpxchg on its word, 10
       {"lockref", "        - lockref: spin\n          hold: 30ns\n", 1010},
       // rcu_read costs nothing
