@@ -28,6 +28,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 #include <tuple>
 
@@ -320,12 +321,42 @@ std::vector<models::PointResult> run_points(const models::Scenario& sc, const st
   return results;
 }
 
+// A sweep's curve from its points run elsewhere (a distributed sweep):
+// each result placed as its replication of its curve point, as run_sweep
+// places it; every planned point must be there exactly once.
+std::vector<models::CurvePoint> curve_of(const models::Scenario& sc, const models::SweepSpec& spec,
+                                         std::vector<models::PointResult> results) {
+  auto plan = models::plan_sweep(sc, spec);
+  std::map<std::tuple<std::string, std::string, int>, models::CurvePoint*> index;
+  for (auto& cp : plan.curve) {
+    cp.reps.assign(static_cast<std::size_t>(plan.reps), models::PointResult{});
+    index[{cp.strategy, cp.variant, cp.cpus}] = &cp;
+  }
+  std::set<std::tuple<std::string, std::string, int, int>> seen;
+  for (auto& r : results) {
+    const auto it = index.find({r.spec.strategy, r.spec.variant, r.spec.cpus});
+    if (it == index.end() || r.spec.rep < 0 || r.spec.rep >= plan.reps ||
+        !seen.insert({r.spec.strategy, r.spec.variant, r.spec.cpus, r.spec.rep}).second)
+      throw std::invalid_argument("point " + r.spec.strategy + "/" + r.spec.variant + "@" +
+                                  std::to_string(r.spec.cpus) + " rep " + std::to_string(r.spec.rep) +
+                                  " is not a point of this sweep, or is given twice");
+    it->second->reps[static_cast<std::size_t>(r.spec.rep)] = std::move(r);
+  }
+  if (seen.size() != plan.points.size())
+    throw std::invalid_argument("the sweep has " + std::to_string(plan.points.size()) + " points; " +
+                                std::to_string(seen.size()) + " were given");
+  for (auto& cp : plan.curve) models::summarize(cp);
+  return plan.curve;
+}
+
 // The `vfssim run --json` document of a sweep (with the curves' fits, as the CLI prints it).
+// indent as nlohmann's dump: -1 one line, 2 as `vfssim run --json` prints it.
 std::string document_json(const models::Scenario& sc, const models::SweepSpec& spec,
-                          const std::vector<models::CurvePoint>& curve, std::optional<std::size_t> profile_top) {
+                          const std::vector<models::CurvePoint>& curve, std::optional<std::size_t> profile_top,
+                          int indent = -1) {
   auto doc = report::run_json(sc, report::RunInfo{spec.seed, spec.reps, profile_top}, curve);
   doc["fits"] = report::fits_json(report::fit_curves(curve));
-  return doc.dump();
+  return doc.dump(indent);
 }
 
 std::vector<models::CurveSample> samples(const std::vector<double>& cpus, const std::vector<double>& rates) {
@@ -480,7 +511,21 @@ PYBIND11_MODULE(_vfssim, m) {
       .def("expectations", &expectations, "The expect: figures as parsed by the loader (list of dicts).")
       .def("__repr__", [](const models::Scenario& s) {
         return "<NativeScenario '" + s.name + "' from " + s.path + ", hash " + s.hash + ">";
-      });
+      })
+      // Pickled as its resolved text (self-contained: presets inlined), with
+      // the text, path and hash it was loaded from: a worker on another
+      // machine, without the presets, rebuilds the same simulations.
+      .def(py::pickle(
+          [](const models::Scenario& s) { return py::make_tuple(s.resolved_text, s.text, s.path, s.hash); },
+          [](const py::tuple& t) {
+            if (t.size() != 4) throw std::invalid_argument("a pickled NativeScenario is a 4-tuple");
+            auto sc = std::make_shared<models::Scenario>(
+                models::load_scenario_string(t[0].cast<std::string>(), t[2].cast<std::string>()));
+            sc->text = t[1].cast<std::string>();
+            sc->path = t[2].cast<std::string>();
+            sc->hash = t[3].cast<std::string>();
+            return sc;
+          }));
 
   py::class_<models::PointResult, std::shared_ptr<models::PointResult>>(
       m, "NativePoint", "One simulated point's full result (models::PointResult), for find_bottleneck().")
@@ -492,7 +537,48 @@ PYBIND11_MODULE(_vfssim, m) {
       .def("__repr__", [](const models::PointResult& p) {
         return "<NativePoint " + p.spec.strategy + "/" + p.spec.variant + "@" + std::to_string(p.spec.cpus) + " rep " +
                std::to_string(p.spec.rep) + ">";
-      });
+      })
+      .def("to_dict", [](const models::PointResult& p) { return point_dict(p); },
+           "The point's dict, as run_points() returns it.")
+      // Pickled through the result schema (results/schema.h, pack/unpack).
+      .def(py::pickle([](const models::PointResult& p) { return report::schema::pack(p).dump(); },
+                      [](const std::string& text) {
+                        return std::make_shared<models::PointResult>(
+                            report::schema::unpack(nlohmann::json::parse(text)));
+                      }));
+
+  m.def(
+      "sweep_plan",
+      [](const ScenarioPtr& sc, const std::vector<std::string>& strategies, const std::vector<std::string>& variants,
+         const std::vector<int>& cpus, int reps, std::uint64_t seed) {
+        const auto plan = models::plan_sweep(scenario_of(sc), make_spec(strategies, variants, cpus, reps, seed, 1));
+        std::vector<PointTuple> out;
+        for (const auto& p : plan.points) out.push_back(PointTuple{p.strategy, p.variant, p.cpus, p.rep, {}, {}});
+        return out;
+      },
+      py::arg("scenario"), py::arg("strategies") = std::vector<std::string>{},
+      py::arg("variants") = std::vector<std::string>{}, py::arg("cpus") = std::vector<int>{}, py::arg("reps") = 1,
+      py::arg("seed") = 1,
+      "The points a sweep runs, in order, as run_points() takes them (checked as sweep() checks them):\n"
+      "what a distributed sweep sends to its workers.");
+  m.def(
+      "assemble_sweep",
+      [](const ScenarioPtr& sc, const std::vector<std::string>& strategies, const std::vector<std::string>& variants,
+         const std::vector<int>& cpus, int reps, std::uint64_t seed, const std::vector<NativePoint>& points,
+         bool as_document, std::optional<std::size_t> profile_top, int indent) -> py::object {
+        const auto spec = make_spec(strategies, variants, cpus, reps, seed, 1);
+        const auto curve = curve_of(scenario_of(sc), spec, unwrap(points));
+        if (as_document) return py::str(document_json(scenario_of(sc), spec, curve, profile_top, indent));
+        py::list out;
+        for (const auto& cp : curve) out.append(curve_dict(cp));
+        return out;
+      },
+      py::arg("scenario"), py::arg("strategies"), py::arg("variants"), py::arg("cpus"), py::arg("reps"),
+      py::arg("seed"), py::arg("points"), py::arg("document") = false, py::arg("profile_top") = py::none(),
+      py::arg("indent") = -1,
+      "The curve of a sweep from its points' results (every point of sweep_plan(), in any order): what\n"
+      "sweep() returns, or with document=True the `vfssim run --json` document as text. The same bytes as a\n"
+      "local sweep.");
 
   m.def(
       "find_bottleneck",

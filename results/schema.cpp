@@ -287,6 +287,73 @@ nlohmann::ordered_json describe() {
   return out;
 }
 
+namespace {
+
+Value from_json(const nlohmann::json& j) {
+  if (j.is_boolean()) return j.get<bool>();
+  if (j.is_number_integer()) return j.get<std::int64_t>();
+  if (j.is_number()) return j.get<double>();
+  if (j.is_string()) return j.get<std::string>();
+  return std::monostate{};
+}
+
+// The stored (read-back) fields of a record, by column name.
+template <class R>
+nlohmann::json pack_record(const std::vector<Field<R>>& fields, const R& r, const Context& c) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& f : fields)
+    if (f.set) out[column_of(f)] = to_json(f.get(r, c));
+  return out;
+}
+
+template <class R>
+void unpack_record(const std::vector<Field<R>>& fields, const nlohmann::json& j, R& r) {
+  if (!j.is_object()) throw std::invalid_argument("a packed record is not an object");
+  for (const auto& f : fields)
+    if (f.set) {
+      const auto it = j.find(column_of(f));
+      if (it == j.end()) throw std::invalid_argument(std::string("a packed record has no '") + column_of(f) + "'");
+      f.set(r, from_json(*it));
+    }
+}
+
+}  // namespace
+
+nlohmann::json pack(const models::PointResult& p) {
+  const Context c = context_of(p);
+  nlohmann::json tables = nlohmann::json::object();
+  for_each_stats_table([&](const auto& t) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto* r : rows_of(t, p)) rows.push_back(pack_record(t.fields, *r, c));
+    tables[t.sql] = std::move(rows);
+  });
+  return {{"strategy", p.spec.strategy},       {"variant", p.spec.variant},
+          {"cpus", p.spec.cpus},               {"rep", p.spec.rep},
+          {"free_locks", p.spec.free_locks},   {"private_lines", p.spec.private_lines},
+          {"point", pack_record(points().fields, p, c)}, {"tables", std::move(tables)},
+          {"task_ops", p.task_ops}};
+}
+
+models::PointResult unpack(const nlohmann::json& j) {
+  try {
+    models::PointResult p;
+    p.spec.strategy = j.at("strategy").get<std::string>();
+    p.spec.variant = j.at("variant").get<std::string>();
+    p.spec.cpus = j.at("cpus").get<int>();
+    p.spec.rep = j.at("rep").get<int>();
+    p.spec.free_locks = j.at("free_locks").get<std::vector<std::string>>();
+    p.spec.private_lines = j.at("private_lines").get<std::vector<std::string>>();
+    unpack_record(points().fields, j.at("point"), p);
+    for_each_stats_table([&](const auto& t) {
+      for (const auto& row : j.at("tables").at(t.sql)) unpack_record(t.fields, row, new_row(t, p));
+    });
+    p.task_ops = j.at("task_ops").get<std::vector<std::uint64_t>>();
+    return p;
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(std::string("a packed point is malformed: ") + e.what());
+  }
+}
+
 #undef VFSSIM_INT
 #undef VFSSIM_REAL
 #undef VFSSIM_TEXT

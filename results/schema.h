@@ -153,4 +153,11 @@ Value shown(const Field<R>& f, const R& r, const Context& c) {
   return v;
 }
 
+// A point as self-contained JSON and back: its spec, every stored field of
+// every table of the schema, and the per-task iterations. What pickling
+// carries to another process or machine (Python's NativePoint): unpack
+// gives a point whose tables, document and what-ifs are the original's.
+nlohmann::json pack(const models::PointResult& p);
+models::PointResult unpack(const nlohmann::json& j);  // throws std::invalid_argument on a malformed pack
+
 }  // namespace vfssim::report::schema

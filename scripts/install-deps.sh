@@ -9,6 +9,7 @@ packages=(
   libsqlite3-dev libyaml-cpp-dev nlohmann-json3-dev pybind11-dev doctest-dev
   python3-dev python3-numpy python3-pandas python3-matplotlib
   python3-nbclient python3-nbconvert python3-nbformat python3-ipykernel python3-pytest python3-tqdm python3-yaml
+  python3-distributed
 )
 missing=()
 for p in "${packages[@]}"; do

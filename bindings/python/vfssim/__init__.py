@@ -22,7 +22,9 @@ fit_amdahl, and the file-based run, run_df, run_document (the `vfssim run
 --json` document). Errors in a scenario raise ScenarioError (a ValueError)
 with .file, .line, .column, .problem, .expected and .key. Submodules:
 vfssim.plot draws curves, profiles, lock_stat tables and scorecards;
-vfssim.score scores expected figures (score, summary).
+vfssim.score scores expected figures (score, summary); vfssim.distributed runs sweeps on a
+concurrent.futures executor or a Dask cluster (`sweep(..., executor=client)`, and
+`python3 -m vfssim run FILE --dask ADDRESS`).
 
 Import it from the build tree with PYTHONPATH=build/python (see README).
 """
@@ -38,12 +40,22 @@ from .scenario import Scenario
 from . import plot, score
 
 __all__ = ["Scenario", "Sweep", "PointResult", "ScenarioError", "compare", "fit_usl", "fit_amdahl", "UslFit",
-           "AmdahlFit", "run", "run_df", "run_document", "plot", "score", "lock_kinds", "__version__"]
+           "AmdahlFit", "run", "run_df", "run_document", "sweep", "plot", "score", "lock_kinds", "__version__"]
 
 
 def lock_kinds():
     """The lock kinds a scenario may declare (tas, ticket, mcs, mutex, rwsem, rwlock, brlock)."""
     return list(_vfssim.lock_kinds())
+
+
+def sweep(scenario, strategies=None, cpus=None, variants=None, reps=1, seed=1, jobs=0, progress=False, executor=None):
+    """Scenario.sweep() of a scenario file or a vfssim.Scenario; with executor (a
+    concurrent.futures.Executor or a dask.distributed.Client) its points run there, with a
+    result byte-identical to a local sweep (vfssim.distributed). Returns a Sweep."""
+    if not isinstance(scenario, Scenario):
+        scenario = Scenario.load(scenario)
+    return scenario.sweep(strategies=strategies, cpus=cpus, variants=variants, reps=reps, seed=seed, jobs=jobs,
+                          progress=progress, executor=executor)
 
 
 def run_document(path, cpus=(), seed=1, reps=1, strategies=(), jobs=0, variants=()):

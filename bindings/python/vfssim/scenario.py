@@ -525,7 +525,7 @@ class Scenario:
             return self.variants if variants == "all" else [variants]
         return list(variants)
 
-    def sweep(self, strategies=None, cpus=None, variants=None, reps=1, seed=1, jobs=0, progress=True):
+    def sweep(self, strategies=None, cpus=None, variants=None, reps=1, seed=1, jobs=0, progress=True, executor=None):
         """Runs every strategy x variant x CPU count x replication, in parallel on `jobs` workers
         (0: all cores) with the GIL released, and returns a Sweep.
 
@@ -534,22 +534,32 @@ class Scenario:
         (seeds derived from `seed`; the same seed gives the same numbers whatever `jobs`).
         progress: True shows a tqdm bar for long sweeps; a callable is called as
         progress(done, total, info) once per finished point (info: strategy, variant, cpus,
-        rep, ops_per_sec); an exception it raises (or Ctrl-C) stops the sweep and is raised."""
+        rep, ops_per_sec); an exception it raises (or Ctrl-C) stops the sweep and is raised.
+        executor: a concurrent.futures.Executor or a dask.distributed.Client to run the points on
+        (one task per point; `jobs` is then unused); the result is byte-identical to a local sweep
+        (vfssim.distributed)."""
         if isinstance(strategies, str):
             strategies = [strategies]
         callback, close = make_progress(progress, self.name)
         t0 = time.perf_counter()
+        args = (list(strategies or []), self._variants_arg(variants), [int(c) for c in (cpus or [])], int(reps),
+                int(seed))
         try:
-            curve = _vfssim.sweep(self.native, list(strategies or []), self._variants_arg(variants),
-                                  [int(c) for c in (cpus or [])], int(reps), int(seed), int(jobs), callback)
+            if executor is not None:
+                from .distributed import sweep_curve
+
+                curve = sweep_curve(self.native, *args, executor, callback)
+            else:
+                curve = _vfssim.sweep(self.native, *args, int(jobs), callback)
         finally:
             close()
         return Sweep(self, curve, seed=seed, reps=reps, wall_seconds=time.perf_counter() - t0)
 
-    def run_points(self, points, seed=1, jobs=0, progress=False):
+    def run_points(self, points, seed=1, jobs=0, progress=False, executor=None):
         """Runs independent points in parallel: `points` is a list of (strategy, variant, cpus)
         or (strategy, variant, cpus, rep) tuples or 'strategy[/variant]@cpus' strings; returns
-        PointResults in the same order (replication rep of a sweep seeded `seed`)."""
+        PointResults in the same order (replication rep of a sweep seeded `seed`). executor: as in
+        sweep()."""
         from ._util import parse_point
 
         specs = []
@@ -561,6 +571,11 @@ class Scenario:
             specs.append((s, v, int(c), int(r), [], []))
         callback, close = make_progress(progress, self.name)
         try:
+            if executor is not None:
+                from .distributed import run_points
+
+                natives = run_points(self.native, specs, seed, executor, callback)
+                return [PointResult(n.to_dict()) for n in natives]
             out = _vfssim.run_points(self.native, specs, int(seed), int(jobs), callback)
         finally:
             close()
