@@ -76,6 +76,8 @@ void Executor::build_instances() {
     return config_.lock_factory(d, LockContext{&topo_, sim::RngStream(config_.seed, "lock:" + d.name, static_cast<std::uint64_t>(k))});
   });
   acquired_at_.assign(locks_.size(), 0);
+  contended_at_.assign(program_.code.size(), 0);
+  contending_at_.assign(program_.code.size(), 0);
   // A line declared `on: LOCK` is the word's line of this task's instance of that lock.
   auto on_lock = [this](std::size_t t, std::size_t s) -> CacheLine* {
     const auto& d = program_.lines[s];
@@ -138,8 +140,8 @@ void Executor::reset_window() {
   for (auto& p : pools_.instances()) p->reset_stats();
   if (rcu_) rcu_->reset_stats();
   profile_.reset();
-  contended_at_.clear();
-  contending_at_.clear();
+  std::fill(contended_at_.begin(), contended_at_.end(), 0);
+  std::fill(contending_at_.begin(), contending_at_.end(), 0);
 }
 
 [[gnu::always_inline]] inline sim::Duration Executor::draw(Task& task, const TimeDist& d) {
@@ -360,8 +362,8 @@ void Executor::run(std::size_t t, sim::Time at, bool from_event) {
   Lock* lock = task.locks[in.slot];
   if (!lock->acquire(task.cpu, at, in.mode, g)) {
     if (!task.lock_retry) {
-      ++contended_at_[{in.slot, task.pc}];
-      ++contending_at_[{in.slot, acquired_at_[id]}];
+      ++contended_at_[task.pc];
+      ++contending_at_[acquired_at_[id]];
     }
     task.blocked = true;
     task.blocked_since = at;
@@ -495,10 +497,12 @@ std::vector<ContentionPoint> Executor::contention_points() const {
   for (std::size_t slot = 0; slot < program_.locks.size(); ++slot)
     for (const auto* counts : {&contended_at_, &contending_at_}) {
       std::vector<ContentionPoint> points;
-      for (const auto& [key, n] : *counts)
-        if (key.first == slot)
-          points.push_back({program_.locks[slot].name, counts == &contended_at_ ? "contention" : "contending",
-                            static_cast<int>(key.second), program_.chain(key.second), n});
+      for (std::size_t pc = 0; pc < counts->size(); ++pc) {
+        const Instr& in = program_.code[pc];
+        if ((*counts)[pc] == 0 || in.kind != InstrKind::kAcquire || in.slot != slot) continue;
+        points.push_back({program_.locks[slot].name, counts == &contended_at_ ? "contention" : "contending",
+                          static_cast<int>(pc), program_.chain(pc), (*counts)[pc]});
+      }
       std::stable_sort(points.begin(), points.end(),
                        [](const auto& a, const auto& b) { return a.contentions > b.contentions; });
       for (std::size_t i = 0; i < points.size() && i < kContentionPoints; ++i) out.push_back(std::move(points[i]));

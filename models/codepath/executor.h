@@ -23,7 +23,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -191,12 +190,12 @@ class Executor final : public sim::EventHandler {
   std::unique_ptr<RcuDriver> rcu_;  // when the program has synchronize_rcu or call_rcu
 
   std::vector<Grant> woken_;  // scratch for releases
-  // Contentions in the window per (lock slot, acquire pc): an acquire that
-  // queued, counted once however often it is woken to retry.
-  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> contended_at_;
-  // ... and per (lock slot, the acquire pc of the lock's last taker): where
-  // the holder a waiter found took it (lock_stat's contending points).
-  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> contending_at_;
+  // Contentions in the window per acquire pc (the pc names the lock slot):
+  // an acquire that queued, counted once however often it is woken to retry.
+  std::vector<std::uint64_t> contended_at_;
+  // ... and per acquire pc of the lock's last taker: where the holder a
+  // waiter found took it (lock_stat's contending points).
+  std::vector<std::uint64_t> contending_at_;
   std::vector<std::uint32_t> acquired_at_;  // per lock instance: the pc of its last acquisition
   std::uint64_t local_steps_ = 0;  // steps run during the current event
   std::uint64_t window_iterations_ = 0;
