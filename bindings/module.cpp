@@ -77,17 +77,22 @@ template <class R>
 py::dict record_dict(const std::vector<report::schema::Field<R>>& fields, const R& r,
                      const report::schema::Context& c) {
   py::dict d;
-  for (const auto& f : fields) d[py::str(report::schema::key_of(f))] = value_py(report::schema::shown(f, r, c));
+  for (const auto& v : report::schema::shown_record(fields, r, c)) {
+    if (!v.list) {
+      d[py::str(v.key)] = value_py(v.values.front());
+      continue;
+    }
+    py::list list;
+    for (const auto& x : v.values) list.append(value_py(x));
+    d[py::str(v.key)] = report::schema::all_null(v.values) ? py::object(py::none()) : py::object(list);
+  }
   return d;
 }
 
+// As bottleneck_json: {"name", "kind", "share", "margin"} or None.
 py::object bottleneck_obj(const std::optional<report::Bottleneck>& b) {
   if (!b) return py::none();
-  py::dict d;
-  d["name"] = b->name;
-  d["kind"] = b->kind;
-  d["share"] = b->share;
-  return d;
+  return py::module_::import("json").attr("loads")(report::bottleneck_json(b).dump());
 }
 
 py::dict point_dict(const models::PointResult& p) {

@@ -14,6 +14,7 @@
 #include "cli/options.h"
 #include "results/report.h"
 #include "results/review.h"
+#include "results/spread.h"
 #include "cli/run_durable.h"
 #include "results/store.h"
 #include "models/experiment/experiment.h"
@@ -30,10 +31,12 @@ namespace {
 constexpr std::size_t kTopProfile = 8;
 constexpr std::size_t kTopLocks = 5;
 
-// One metric's value in each replication of each side.
+// One metric's value in each replication of each side; `profile`: a
+// perf-profile row (values in % of cycles).
 struct Row {
   std::string metric;
   std::vector<double> base, neu;
+  bool profile = false;
 };
 
 }  // namespace
@@ -44,13 +47,14 @@ double mean(const std::vector<double>& v) {
   return v.empty() ? 0.0 : s / static_cast<double>(v.size());
 }
 
-// Sample standard deviation over the mean, in percent (LKP's %stddev).
+// Sample standard deviation over the mean, in percent (LKP's %stddev); 0
+// when not measured (one replication, or a zero mean).
 double stddev_pct(const std::vector<double>& v) {
   const double m = mean(v);
-  if (v.size() < 2 || m == 0) return 0;
   double ss = 0;
   for (double x : v) ss += (x - m) * (x - m);
-  return std::sqrt(ss / static_cast<double>(v.size() - 1)) / std::abs(m) * 100;
+  const double sd = v.size() > 1 ? std::sqrt(ss / static_cast<double>(v.size() - 1)) : 0.0;
+  return report::stddev_pct(m, sd, static_cast<int>(v.size())).value_or(0.0);
 }
 
 namespace {
@@ -83,7 +87,7 @@ std::vector<std::map<std::string, double>> lock_waits_us(const std::vector<model
 // each as a row named prefix + transform(key) + suffix.
 void add_top_rows(std::vector<Row>& rows, const std::vector<std::map<std::string, double>>& base,
                   const std::vector<std::map<std::string, double>>& neu, std::size_t top,
-                  const std::function<std::string(const std::string&)>& name) {
+                  const std::function<std::string(const std::string&)>& name, bool profile = false) {
   std::map<std::string, double> rank;
   auto side_mean = [](const std::vector<std::map<std::string, double>>& reps, const std::string& key) {
     double s = 0;
@@ -100,17 +104,11 @@ void add_top_rows(std::vector<Row>& rows, const std::vector<std::map<std::string
   std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   for (std::size_t i = 0; i < order.size() && i < top; ++i) {
     if (order[i].second <= 0) break;
-    Row row{name(order[i].first), {}, {}};
+    Row row{name(order[i].first), {}, {}, profile};
     for (const auto& m : base) row.base.push_back(m.count(order[i].first) ? m.at(order[i].first) : 0.0);
     for (const auto& m : neu) row.neu.push_back(m.count(order[i].first) ? m.at(order[i].first) : 0.0);
     rows.push_back(std::move(row));
   }
-}
-
-std::string value_text(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, std::abs(v) >= 1000 ? "%.0f" : "%.2f", v);
-  return buf;
 }
 
 }  // namespace
@@ -122,7 +120,45 @@ nlohmann::json lkp_row_json(const Store::ComparisonRow& r) {
               {"base_stddev_pct", r.base_stddev_pct},
               {"new", r.new_mean},
               {"new_stddev_pct", r.new_stddev_pct},
-              {"change_pct", std::isnan(r.change_pct) ? json(nullptr) : json(r.change_pct)}};
+              {"change_pct", std::isnan(r.change_pct) ? json(nullptr) : json(r.change_pct)},
+              {"change_pp", std::isnan(r.change_pp) ? json(nullptr) : json(r.change_pp)}};
+}
+
+void print_lkp_table(std::ostream& os, const std::string& base_label, const std::string& new_label,
+                     const std::vector<Store::ComparisonRow>& rows) {
+  // lkp-tests' compare layout: the two commits over 16 and 27 dashes, the
+  // %stddev / %change header, then per metric: base, its spread, the
+  // change, new, its spread, the full metric name.
+  char line[2048];
+  std::snprintf(line, sizeof line, "%-16.16s %-.27s\n", base_label.c_str(), new_label.c_str());
+  os << line << "---------------- ---------------------------\n"
+     << "         %stddev     %change         %stddev\n"
+     << "             \\          |                \\\n";
+  auto number = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, std::abs(v) >= 1000 || v == std::floor(v) ? "%.0f" : "%.2f", v);
+    return std::string(buf);
+  };
+  // " ±  3%" (six columns): measured (two or more replications) and not 0
+  // at LKP's integer precision; blank otherwise.
+  auto spread = [](double pct, int reps) {
+    if (reps < 2 || std::lround(pct) == 0) return std::string(6, ' ');
+    char buf[32];
+    std::snprintf(buf, sizeof buf, " \u00b1%3ld%%", std::lround(pct));
+    return std::string(buf);
+  };
+  for (const auto& r : rows) {
+    char change[32];
+    // Profile rows: the change in percentage points of cycles ("-7.2"), as
+    // LKP's perf-profile rows; others relative ("+94.7%").
+    if (!std::isnan(r.change_pp)) std::snprintf(change, sizeof change, "%+.1f", r.change_pp);
+    else if (std::isnan(r.change_pct)) std::snprintf(change, sizeof change, "n/a");
+    else std::snprintf(change, sizeof change, "%+.1f%%", r.change_pct);
+    std::snprintf(line, sizeof line, "%11s%s%10s%12s%s  %s\n", number(r.base_mean).c_str(),
+                  spread(r.base_stddev_pct, r.base_reps).c_str(), change, number(r.new_mean).c_str(),
+                  spread(r.new_stddev_pct, r.new_reps).c_str(), r.metric.c_str());
+    os << line;
+  }
 }
 
 std::vector<Store::ComparisonRow> lkp_rows(const std::vector<models::PointResult>& base_reps,
@@ -144,15 +180,19 @@ std::vector<Store::ComparisonRow> lkp_rows(const std::vector<models::PointResult
       }
     }
     return n;
-  });
+  }, true);
   add_top_rows(rows, lock_waits_us(base_reps), lock_waits_us(new_reps), kTopLocks,
                [](const std::string& lock) { return "lock_stat." + lock + ".waittime-total"; });
   // Each row summarised once: what is stored, printed and written as JSON.
   std::vector<Store::ComparisonRow> table;
   for (const auto& r : rows) {
     const double b = mean(r.base), n = mean(r.neu);
-    table.push_back(Store::ComparisonRow{"", "", "", 0, r.metric, b, stddev_pct(r.base), n, stddev_pct(r.neu),
-                                         b != 0 ? (n - b) / b * 100 : NAN});
+    Store::ComparisonRow row{"", "", "", 0, r.metric, b, stddev_pct(r.base), n, stddev_pct(r.neu),
+                             b != 0 ? (n - b) / b * 100 : NAN};
+    if (r.profile) row.change_pp = n - b;
+    row.base_reps = static_cast<int>(r.base.size());
+    row.new_reps = static_cast<int>(r.neu.size());
+    table.push_back(std::move(row));
   }
   return table;
 }
@@ -276,17 +316,7 @@ int cmd_compare(const std::vector<std::string>& args) {
             << (variant == "default" ? "" : ", variant " + variant) << ", " << reps << " replication"
             << (reps == 1 ? "" : "s") << ", seed " << seed << "\n"
             << "base: " << base << "    new: " << neu << "\n\n";
-  std::cout << "      base  %stddev     %change         new  %stddev\n";
-  char line[512];
-  for (const auto& r : table) {
-    char change[32];
-    if (!std::isnan(r.change_pct)) std::snprintf(change, sizeof change, "%+.1f%%", r.change_pct);
-    else std::snprintf(change, sizeof change, "n/a");
-    std::snprintf(line, sizeof line, "%10s  \u00b1%5.1f%% %11s %11s  \u00b1%5.1f%%  %s\n",
-                  value_text(r.base_mean).c_str(), r.base_stddev_pct, change, value_text(r.new_mean).c_str(),
-                  r.new_stddev_pct, r.metric.c_str());
-    std::cout << line;
-  }
+  print_lkp_table(std::cout, base, neu, table);
   std::cout << "\n";
   const char* names[] = {"base", "new"};
   const std::string* strategies[] = {&base, &neu};

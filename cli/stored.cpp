@@ -295,32 +295,7 @@ int cmd_diff(const std::vector<std::string>& args) {
   }
   std::cout << "base: run " << a << " (" << ra.scenario << ", seed " << ra.seed << ", " << ra.created_at << ")\n"
             << "new:  run " << b << " (" << rb.scenario << ", seed " << rb.seed << ", " << rb.created_at << ")\n\n";
-  // LKP's compare layout (lkp-tests' compare): value, ±stddev% when not 0, %change.
-  std::cout << "     base             new\n"
-            << "---------------- ---------------------------\n"
-            << "         %stddev     %change         %stddev\n"
-            << "             \\          |                \\\n";
-  auto number = [](double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, std::abs(v) >= 1000 || v == std::floor(v) ? "%.0f" : "%.2f", v);
-    return std::string(buf);
-  };
-  auto spread = [](double pct) {
-    if (pct < 0.5) return std::string(6, ' ');
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "\u00b1%3.0f%%", pct);
-    return std::string(buf);
-  };
-  char line[1024];
-  for (const auto& r : rows) {
-    char change[32];
-    if (std::isnan(r.change_pct)) std::snprintf(change, sizeof change, "n/a");
-    else std::snprintf(change, sizeof change, "%+.1f%%", r.change_pct);
-    std::snprintf(line, sizeof line, "%10s %s %12s %10s %s  %s\n", number(r.base_mean).c_str(),
-                  spread(r.base_stddev_pct).c_str(), change, number(r.new_mean).c_str(), spread(r.new_stddev_pct).c_str(),
-                  r.metric.c_str());
-    std::cout << line;
-  }
+  print_lkp_table(std::cout, "run " + std::to_string(a), "run " + std::to_string(b), rows);
   return 0;
 }
 
@@ -332,7 +307,8 @@ int cmd_export(const std::vector<std::string>& args) {
     ("db", po::value(&db)->default_value("vfssim.db"), "results database (never created)")
     ("csv", "write CSV on stdout (the only format)")
     ("table", po::value(&table)->default_value("points"),
-     "points | lock_stat | profile | lines | seqcounts | pools | rcu | curve (columns: vfssim schema)");
+     "points | lock_stat | lock_stat_rw | contention_points | profile | lines | seqcounts | pools | rcu | curve "
+     "(columns: vfssim schema)");
   std::vector<std::string> pos;
   po::variables_map vm;
   if (!parse(args, opts, "export", {"RUN"}, pos, vm)) return 0;
@@ -340,7 +316,8 @@ int cmd_export(const std::vector<std::string>& args) {
   const std::string key = table == "points" ? "point" : table;
   const auto described = schema::describe();
   if (!described.contains(key))
-    throw po::error("--table: '" + table + "' is not points, lock_stat, profile, lines, seqcounts, pools, rcu or curve");
+    throw po::error("--table: '" + table +
+                    "' is not points, lock_stat, lock_stat_rw, contention_points, profile, lines, seqcounts, pools, rcu or curve");
   const std::int64_t id = run_id_of(pos[0]);
   auto store = open_existing(db);
   (void)stored_run(*store, db, id);

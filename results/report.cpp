@@ -9,6 +9,7 @@
 
 #include "results/review.h"
 #include "results/schema.h"
+#include "results/spread.h"
 
 namespace vfssim::report {
 
@@ -48,7 +49,15 @@ double share(const PointResult& p, sim::Duration t) {
 template <class R>
 json record_json(const std::vector<schema::Field<R>>& fields, const R& r, const schema::Context& c) {
   json out = json::object();
-  for (const auto& f : fields) out[schema::key_of(f)] = schema::to_json(schema::shown(f, r, c));
+  for (const auto& v : schema::shown_record(fields, r, c)) {
+    if (!v.list) {
+      out[v.key] = schema::to_json(v.values.front());
+      continue;
+    }
+    json list = json::array();
+    for (const auto& x : v.values) list.push_back(schema::to_json(x));
+    out[v.key] = schema::all_null(v.values) ? json(nullptr) : list;
+  }
   return out;
 }
 
@@ -99,8 +108,8 @@ json run_json(const models::Scenario& sc, const RunInfo& info, const std::vector
                           {"reps", reps},
                           {"stop", p0.stop},
                           {"bottleneck", bottleneck_json(find_bottleneck(cp.reps))}});
-    for (const auto& f : schema::curve().fields)  // ops_per_sec, stddev, events
-      points.back()[schema::key_of(f)] = schema::to_json(schema::shown(f, cp, {}));
+    // ops_per_sec, stddev, events, stddev_pct, ci95 (the bottleneck's columns are its object above)
+    points.back().update(record_json(schema::curve().fields, cp, {}));
     // lock_stat, lines, seqcounts, pools, profile, rcu: the schema's tables (results/schema.h).
     points.back().update(stats_json(p0, info.profile_top));
   }
@@ -123,17 +132,21 @@ void print_curve_table(std::ostream& os, const std::vector<CurvePoint>& curve) {
     if (series(cp) != current) {
       current = series(cp);
       os << "\nstrategy " << current << (one.count(current) ? "" : " (no 1-CPU point: no speedup)") << "\n";
-      std::snprintf(line, sizeof line, "%6s %14s %10s %9s %11s\n", "cpus", "ops/s", "stddev", "speedup", "efficiency");
+      std::snprintf(line, sizeof line, "%6s %14s %10s %25s %9s %11s\n", "cpus", "ops/s", "stddev", "95% CI", "speedup",
+                    "efficiency");
       os << line;
     }
     const std::optional<double> speedup = speedup_of(one, cp);
-    char sp[32] = "-", eff[32] = "-";
+    char sp[32] = "-", eff[32] = "-", sd[32] = "-", ci[64] = "-";
     if (speedup) {
       std::snprintf(sp, sizeof sp, "%.2f", *speedup);
       std::snprintf(eff, sizeof eff, "%.1f%%", 100.0 * *speedup / cp.cpus);
     }
-    std::snprintf(line, sizeof line, "%6d %14.0f %9.2f%% %9s %11s\n", cp.cpus, cp.ops_per_sec,
-                  cp.ops_per_sec > 0 ? 100.0 * cp.stddev / cp.ops_per_sec : 0.0, sp, eff);
+    // One replication has no spread: "-", not 0.00%.
+    const int n = static_cast<int>(cp.reps.size());
+    if (const auto pct = stddev_pct(cp.ops_per_sec, cp.stddev, n)) std::snprintf(sd, sizeof sd, "%.2f%%", *pct);
+    if (const auto c = ci95(cp.ops_per_sec, cp.stddev, n)) std::snprintf(ci, sizeof ci, "%.0f-%.0f", c->first, c->second);
+    std::snprintf(line, sizeof line, "%6d %14.0f %10s %25s %9s %11s\n", cp.cpus, cp.ops_per_sec, sd, ci, sp, eff);
     os << line;
   }
 }
@@ -194,25 +207,80 @@ void print_chart(std::ostream& os, const std::vector<CurvePoint>& curve, int wid
     os << "          " << static_cast<char>('A' + si % 26) << " = " << names[si] << "\n";
 }
 
+namespace {
+
+// /proc/lock_stat's layout (kernel/locking/lockdep_proc.c, lock_stat
+// version 0.4): a 40-character right-aligned class name, 14-character
+// columns, times in microseconds with two decimals.
+constexpr int kLockStatName = 40;
+constexpr int kLockStatWidth = kLockStatName + 1 + 12 * (14 + 1);  // the separator lines
+
+std::string seq_line(char c, int offset, int length) {
+  return std::string(static_cast<std::size_t>(std::max(0, offset)), ' ') +
+         std::string(static_cast<std::size_t>(std::max(0, length)), c) + "\n";
+}
+
+// A row of counters; `label` is the class name with its ":" ("NAME:",
+// "NAME-W:", "NAME-R:"), right-aligned as the kernel's %40s: / %38s-W:.
+std::string lock_stat_row(const std::string& label, const models::LockStats& s) {
+  char line[512];
+  auto t = [](sim::Duration d) { return us(d); };
+  const double wavg = s.contentions ? us(s.wait_total) / static_cast<double>(s.contentions) : 0.0;
+  const double havg = s.holds ? us(s.hold_total) / static_cast<double>(s.holds) : 0.0;
+  std::snprintf(line, sizeof line,
+                "%*s%14llu %14llu %14.2f %14.2f %14.2f %14.2f %14llu %14llu %14.2f %14.2f %14.2f %14.2f\n",
+                kLockStatName + 1, label.c_str(), static_cast<unsigned long long>(s.con_bounces),
+                static_cast<unsigned long long>(s.contentions), t(s.wait_min), t(s.wait_max), t(s.wait_total), wavg,
+                static_cast<unsigned long long>(s.acq_bounces), static_cast<unsigned long long>(s.acquisitions),
+                t(s.hold_min), t(s.hold_max), t(s.hold_total), havg);
+  return line;
+}
+
+}  // namespace
+
 void print_lock_stat(std::ostream& os, const PointResult& p) {
-  char line[256];
-  std::snprintf(line, sizeof line, "%-22s %11s %11s %10s %10s %12s %11s %11s %12s %10s %10s %12s %10s\n", "class name",
-                "con-bounces", "contentions", "waittime-min", "waittime-max", "waittime-total", "waittime-avg",
-                "acq-bounces", "acquisitions", "holdtime-min", "holdtime-max", "holdtime-total", "holdtime-avg");
-  os << line;
-  std::vector<models::LockReport> locks = p.locks;
+  char line[512];
+  os << "lock_stat version 0.4\n" << seq_line('-', 0, kLockStatWidth);
+  std::snprintf(line, sizeof line, "%*s %14s %14s %14s %14s %14s %14s %14s %14s %14s %14s %14s %14s\n", kLockStatName,
+                "class name", "con-bounces", "contentions", "waittime-min", "waittime-max", "waittime-total",
+                "waittime-avg", "acq-bounces", "acquisitions", "holdtime-min", "holdtime-max", "holdtime-total",
+                "holdtime-avg");
+  os << line << seq_line('-', 0, kLockStatWidth) << "\n";
+  // The kernel's order (lock_stat_cmp): most contentions first; ties keep
+  // the declaration order.
+  std::vector<const models::LockReport*> locks;
+  for (const auto& l : p.locks) locks.push_back(&l);
   std::stable_sort(locks.begin(), locks.end(),
-                   [](const auto& a, const auto& b) { return a.stats.wait_total > b.stats.wait_total; });
-  for (const auto& l : locks) {
-    const auto& s = l.stats;
-    std::snprintf(line, sizeof line, "%-22s %11llu %11llu %12.2f %12.2f %14.2f %12.2f %11llu %12llu %12.2f %12.2f %14.2f %12.2f\n",
-                  (l.name + ":").c_str(), static_cast<unsigned long long>(s.con_bounces),
-                  static_cast<unsigned long long>(s.contentions), us(s.wait_min), us(s.wait_max), us(s.wait_total),
-                  s.contentions ? us(s.wait_total) / static_cast<double>(s.contentions) : 0.0,
-                  static_cast<unsigned long long>(s.acq_bounces), static_cast<unsigned long long>(s.acquisitions),
-                  us(s.hold_min), us(s.hold_max), us(s.hold_total),
-                  s.holds ? us(s.hold_total) / static_cast<double>(s.holds) : 0.0);
-    os << line;
+                   [](const auto* a, const auto* b) { return a->stats.contentions > b->stats.contentions; });
+  for (const auto* l : locks) {
+    // The kernel's name buffer holds 37 characters (snprintf into 38).
+    const std::string name = l->name.substr(0, kLockStatName - 3);
+    bool split = false;
+    for (const auto& m : p.lock_modes)
+      if (m.name == l->name) {
+        os << lock_stat_row(name + "-" + m.mode + ":", m.stats);
+        split = m.mode == "R" || split;
+      }
+    if (!split) os << lock_stat_row(name + ":", l->stats);
+    if (l->stats.contentions == 0) continue;
+    // Contention points, then contending points, each under a dash line
+    // as long as the name (+2 for a -R suffix), right-aligned with it.
+    const int namelen = static_cast<int>(name.size()) + (split ? 2 : 0);
+    bool any = false;
+    for (const char* kind : {"contention", "contending"}) {
+      bool first = true;
+      for (const auto& c : p.contention_points) {
+        if (c.lock != l->name || c.kind != kind) continue;
+        if (first) os << seq_line('-', kLockStatName - namelen, namelen);
+        first = false;
+        any = true;
+        const std::string step = "[<step " + std::to_string(c.step) + ">]";
+        std::snprintf(line, sizeof line, "%*s %14llu %29s ", kLockStatName, name.c_str(),
+                      static_cast<unsigned long long>(c.contentions), step.c_str());
+        os << line << c.chain << "\n";
+      }
+    }
+    if (any) os << "\n" << seq_line('.', 0, kLockStatWidth) << "\n";
   }
 }
 

@@ -24,15 +24,18 @@ struct RunInfo {
 nlohmann::json run_json(const models::Scenario& sc, const RunInfo& info, const std::vector<models::CurvePoint>& curve);
 
 // A point's stats as the document shows them, one key per table of
-// results/schema.h: lock_stat, lines, seqcounts, pools, profile (its first
+// results/schema.h: lock_stat, lock_stat_rw, contention_points, lines, seqcounts, pools, profile (its first
 // `profile_top` entries; none: all), rcu.
 nlohmann::json stats_json(const models::PointResult& p, std::optional<std::size_t> profile_top = std::nullopt);
 
-// ops/s, stddev, speedup over the strategy's smallest CPU count, efficiency.
+// ops/s, stddev (% of the mean), the 95% CI (Student t; "-" for both with
+// one replication), speedup over the curve's 1-CPU rate, efficiency.
 void print_curve_table(std::ostream& os, const std::vector<models::CurvePoint>& curve);
 // ops/s against CPUs (log2 axis), one letter per strategy.
 void print_chart(std::ostream& os, const std::vector<models::CurvePoint>& curve, int width = 64, int height = 18);
-// /proc/lock_stat columns for one point (times in microseconds, as lock_stat).
+// One point's lock_stat as /proc/lock_stat prints it (lockdep_proc.c,
+// version 0.4; times in microseconds): classes by contentions, -W/-R rows
+// of read/write locks, contention and contending points.
 void print_lock_stat(std::ostream& os, const models::PointResult& p);
 // perf-report style: share of CPU time per step, with its call chain.
 void print_profile(std::ostream& os, const models::PointResult& p, std::size_t top = 8);

@@ -32,24 +32,41 @@ std::optional<Bottleneck> find_bottleneck(const std::vector<models::PointResult>
         add(e.object_kind, e.detail, e.time.count());
   }
   const std::pair<Bottleneck, std::int64_t>* best = nullptr;
-  for (const auto& w : waits)
-    if (w.second > 0 && (!best || w.second > best->second)) best = &w;
-  if (!best) return std::nullopt;
+  const std::pair<Bottleneck, std::int64_t>* second = nullptr;
+  for (const auto& w : waits) {
+    if (w.second <= 0) continue;
+    if (!best || w.second > best->second) {
+      second = best;
+      best = &w;
+    } else if (!second || w.second > second->second) {
+      second = &w;
+    }
+  }
+  if (!best || cpu_time <= 0) return std::nullopt;
+  auto share = [&](const std::pair<Bottleneck, std::int64_t>* w) {
+    return w ? static_cast<double>(w->second) / static_cast<double>(cpu_time) : 0.0;
+  };
+  if (share(best) < kBottleneckThreshold) return std::nullopt;
   Bottleneck b = best->first;
-  b.share = cpu_time > 0 ? static_cast<double>(best->second) / static_cast<double>(cpu_time) : 0.0;
+  b.share = share(best);
+  b.margin = b.share - share(second);
   return b;
 }
 
 json bottleneck_json(const std::optional<Bottleneck>& b) {
   if (!b) return nullptr;
-  return json{{"name", b->name}, {"kind", b->kind}, {"share", b->share}};
+  return json{{"name", b->name}, {"kind", b->kind}, {"share", b->share}, {"margin", b->margin}};
 }
 
 std::string describe(const std::optional<Bottleneck>& b) {
-  if (!b) return "nothing waits";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.2f%%", 100.0 * b->share);
-  return b->name + " (" + b->kind + ", " + buf + " of CPU time synchronizing)";
+  char buf[128];
+  if (!b) {
+    std::snprintf(buf, sizeof buf, "nothing waits %.0f%% of CPU time or more", 100.0 * kBottleneckThreshold);
+    return buf;
+  }
+  std::snprintf(buf, sizeof buf, "%.2f%% of CPU time synchronizing, %.2f points ahead of the next", 100.0 * b->share,
+                100.0 * b->margin);
+  return b->name + " (" + b->kind + ", " + buf + ")";
 }
 
 std::vector<WhatIf> next_bottlenecks(const models::Scenario& sc,

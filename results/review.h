@@ -20,18 +20,27 @@
 
 namespace vfssim::report {
 
+// A lock or line is named the bottleneck only when the CPU time spent
+// synchronizing on it is at least this share of all CPU time: below it,
+// the point is not bound by any one lock or line (a task-private lock at
+// 1 CPU costs its atomics, 1%, and is no bottleneck).
+inline constexpr double kBottleneckThreshold = 0.05;
+
 struct Bottleneck {
   std::string name;
-  std::string kind;  // "lock" or "line"
-  double share = 0;  // wait / CPU time
+  std::string kind;   // "lock" or "line"
+  double share = 0;   // wait / CPU time
+  double margin = 0;  // share minus the second's (the next lock or line, thresholded or not; its share when alone)
 };
 
-// The bottleneck over a point's replications; nullopt when nothing waits.
+// The bottleneck over a point's replications; nullopt when nothing waits
+// at least kBottleneckThreshold of the CPU time.
 std::optional<Bottleneck> find_bottleneck(const std::vector<models::PointResult>& reps);
 
-// {"name", "kind", "share"} or null.
+// {"name", "kind", "share", "margin"} or null.
 nlohmann::json bottleneck_json(const std::optional<Bottleneck>& b);
-// "files_lock (lock, 23.4% of CPU time waiting)" or "nothing waits".
+// "files_lock (lock, 23.4% of CPU time synchronizing, 12.1 points ahead of the next)" or
+// "nothing waits 5% of CPU time or more".
 std::string describe(const std::optional<Bottleneck>& b);
 
 // One step of a chain of bottlenecks: `removed` made free (a lock) or

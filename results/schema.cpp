@@ -2,6 +2,9 @@
 
 #include <stdexcept>
 
+#include "results/review.h"
+#include "results/spread.h"
+
 namespace vfssim::report::schema {
 
 const char* to_string(Type t) {
@@ -39,6 +42,12 @@ std::string as_text(const Value& v) {
   return {};
 }
 
+bool all_null(const std::vector<Value>& values) {
+  for (const auto& v : values)
+    if (!std::holds_alternative<std::monostate>(v)) return false;
+  return true;
+}
+
 nlohmann::json to_json(const Value& v) {
   return std::visit(
       [](const auto& x) -> nlohmann::json {
@@ -57,7 +66,9 @@ models::Scope scope_named(const std::string& s) {
 
 namespace {
 
+using models::ContentionPoint;
 using models::CurvePoint;
+using models::LockModeReport;
 using models::LineReport;
 using models::LockReport;
 using models::PointResult;
@@ -89,6 +100,43 @@ double mean_us(sim::Duration total, std::uint64_t n) {
   return n ? static_cast<double>(total.count()) * 1e-6 / static_cast<double>(n) : 0.0;
 }
 
+Value opt(const std::optional<double>& v) { return v ? Value{*v} : Value{}; }
+int reps_of(const CurvePoint& cp) { return static_cast<int>(cp.reps.size()); }
+std::optional<report::Bottleneck> bottleneck_of(const CurvePoint& cp) {
+  return cp.reps.empty() ? std::nullopt : report::find_bottleneck(cp.reps);
+}
+
+template <class R>
+std::vector<Field<R>> concat(std::vector<Field<R>> head, const std::vector<Field<R>>& tail) {
+  head.insert(head.end(), tail.begin(), tail.end());
+  return head;
+}
+
+// The /proc/lock_stat columns of a record with a `stats` (LockStats):
+// a lock class's row and a read/write class's -R and -W rows.
+template <class R>
+std::vector<Field<R>> lock_stat_fields() {
+  return {
+    {"con_bounces", Type::kInteger, "acquisitions", "contended acquisitions whose line came from another CPU", VFSSIM_INT(stats.con_bounces)},
+    {"contentions", Type::kInteger, "acquisitions", "acquisitions that had to wait", VFSSIM_INT(stats.contentions)},
+    {"waittime_min", Type::kTime, "time", "shortest wait", VFSSIM_TIME(stats.wait_min)},
+    {"waittime_max", Type::kTime, "time", "longest wait", VFSSIM_TIME(stats.wait_max)},
+    {"waittime_total", Type::kTime, "time", "all waits", VFSSIM_TIME(stats.wait_total)},
+    {"waittime_avg_us", Type::kReal, "us", "waittime_total / contentions (0 without contention)",
+     [](const R& r, const Context&) -> Value { return mean_us(r.stats.wait_total, r.stats.contentions); }, nullptr,
+     nullptr, false},
+    {"acq_bounces", Type::kInteger, "acquisitions", "acquisitions whose line came from another CPU", VFSSIM_INT(stats.acq_bounces)},
+    {"acquisitions", Type::kInteger, "acquisitions", "acquisitions in the window", VFSSIM_INT(stats.acquisitions)},
+    {"holdtime_min", Type::kTime, "time", "shortest hold", VFSSIM_TIME(stats.hold_min)},
+    {"holdtime_max", Type::kTime, "time", "longest hold", VFSSIM_TIME(stats.hold_max)},
+    {"holdtime_total", Type::kTime, "time", "all holds", VFSSIM_TIME(stats.hold_total)},
+    {"holdtime_avg_us", Type::kReal, "us", "holdtime_total / holds (0 without holds)",
+     [](const R& r, const Context&) -> Value { return mean_us(r.stats.hold_total, r.stats.holds); }, nullptr,
+     nullptr, false},
+    {"holds", Type::kInteger, "intervals", "completed hold intervals (the hold-time average's denominator)", VFSSIM_INT(stats.holds)},
+  };
+}
+
 }  // namespace
 
 const Table<PointResult>& points() {
@@ -117,30 +165,50 @@ const Table<LockReport>& locks() {
       "lock_stats",
       "lock_stat",
       "replication x lock class (the /proc/lock_stat row, summed over the lock's instances)",
-      {
+      concat({
           {"name", Type::kText, "", "lock class", VFSSIM_TEXT(name), "lock"},
           {"kind", Type::kText, "", "lock kind (tas, ticket, mcs, qspinlock, mutex, rwsem, ...)", VFSSIM_TEXT(kind)},
           {"scope", Type::kText, "", "global, node, cpu, process or task", VFSSIM_SCOPE(scope)},
           {"instances", Type::kInteger, "", "instances of the lock on this machine", VFSSIM_INT(instances)},
-          {"con_bounces", Type::kInteger, "acquisitions", "contended acquisitions whose line came from another CPU", VFSSIM_INT(stats.con_bounces)},
-          {"contentions", Type::kInteger, "acquisitions", "acquisitions that had to wait", VFSSIM_INT(stats.contentions)},
-          {"waittime_min", Type::kTime, "time", "shortest wait", VFSSIM_TIME(stats.wait_min)},
-          {"waittime_max", Type::kTime, "time", "longest wait", VFSSIM_TIME(stats.wait_max)},
-          {"waittime_total", Type::kTime, "time", "all waits", VFSSIM_TIME(stats.wait_total)},
-          {"waittime_avg_us", Type::kReal, "us", "waittime_total / contentions (0 without contention)",
-           [](const R& r, const Context&) -> Value { return mean_us(r.stats.wait_total, r.stats.contentions); }, nullptr,
-           nullptr, false},
-          {"acq_bounces", Type::kInteger, "acquisitions", "acquisitions whose line came from another CPU", VFSSIM_INT(stats.acq_bounces)},
-          {"acquisitions", Type::kInteger, "acquisitions", "acquisitions in the window", VFSSIM_INT(stats.acquisitions)},
-          {"holdtime_min", Type::kTime, "time", "shortest hold", VFSSIM_TIME(stats.hold_min)},
-          {"holdtime_max", Type::kTime, "time", "longest hold", VFSSIM_TIME(stats.hold_max)},
-          {"holdtime_total", Type::kTime, "time", "all holds", VFSSIM_TIME(stats.hold_total)},
-          {"holdtime_avg_us", Type::kReal, "us", "holdtime_total / holds (0 without holds)",
-           [](const R& r, const Context&) -> Value { return mean_us(r.stats.hold_total, r.stats.holds); }, nullptr,
-           nullptr, false},
-          {"holds", Type::kInteger, "intervals", "completed hold intervals (the hold-time average's denominator)", VFSSIM_INT(stats.holds)},
-      },
+      }, lock_stat_fields<R>()),
       &PointResult::locks};
+  return t;
+}
+
+const Table<LockModeReport>& lock_modes() {
+  using R = LockModeReport;
+  static const Table<R> t{
+      "lock_stat_rw",
+      "lock_stat_rw",
+      "replication x read/write lock class held shared x mode: lock_stat's NAME-R row, and NAME-W when also held "
+      "exclusively",
+      concat({
+          {"name", Type::kText, "", "lock class", VFSSIM_TEXT(name), "lock"},
+          {"mode", Type::kText, "", "W: exclusive (write) acquisitions, R: shared (read) ones", VFSSIM_TEXT(mode)},
+      }, lock_stat_fields<R>()),
+      &PointResult::lock_modes};
+  return t;
+}
+
+const Table<ContentionPoint>& contention_points() {
+  using R = ContentionPoint;
+  static const Table<R> t{
+      "contention_points",
+      "contention_points",
+      "replication x lock class x kind x acquire step (lock_stat's contention and contending points: at most 4 of "
+      "each per class, most first)",
+      {
+          {"lock", Type::kText, "", "lock class", VFSSIM_TEXT(lock)},
+          {"kind", Type::kText, "",
+           "contention: the step whose acquire waited; contending: the step where the holder it waited for took the lock",
+           VFSSIM_TEXT(kind)},
+          {"step", Type::kInteger, "", "the acquire's index in the compiled code path (lock_stat prints an address)",
+           VFSSIM_INT(step)},
+          {"chain", Type::kText, "", "its call chain, 'sym <- caller <- ...'", VFSSIM_TEXT(chain)},
+          {"contentions", Type::kInteger, "acquisitions", "acquisitions at this step that had to wait",
+           VFSSIM_INT(contentions)},
+      },
+      &PointResult::contention_points};
   return t;
 }
 
@@ -251,8 +319,41 @@ const CurveFields& curve() {
       "curve",
       {
           {"ops_per_sec", Type::kReal, "ops/s", "mean over the replications", VFSSIM_REAL(ops_per_sec)},
-          {"stddev", Type::kReal, "ops/s", "sample standard deviation over the replications", VFSSIM_REAL(stddev)},
+          {"stddev", Type::kReal, "ops/s",
+           "sample standard deviation over the replications (0 with one replication: kept for compatibility; "
+           "stddev_pct and ci95 are null then)",
+           VFSSIM_REAL(stddev)},
           {"events", Type::kInteger, "events", "engine events, summed over the replications", VFSSIM_INT(events)},
+          {"stddev_pct", Type::kReal, "%", "stddev / ops_per_sec (null with one replication)",
+           [](const R& r, const Context&) -> Value { return opt(report::stddev_pct(r.ops_per_sec, r.stddev, reps_of(r))); }},
+          {"ci95_lo", Type::kReal, "ops/s",
+           "95% confidence interval of ops_per_sec, lower end: mean - t(0.975, n-1) stddev / sqrt(n), Student's t over "
+           "the n replications (null with one)",
+           [](const R& r, const Context&) -> Value {
+             const auto ci = report::ci95(r.ops_per_sec, r.stddev, reps_of(r));
+             return ci ? Value{ci->first} : Value{};
+           },
+           nullptr, nullptr, true, "ci95"},
+          {"ci95_hi", Type::kReal, "ops/s", "95% confidence interval of ops_per_sec, upper end (null with one replication)",
+           [](const R& r, const Context&) -> Value {
+             const auto ci = report::ci95(r.ops_per_sec, r.stddev, reps_of(r));
+             return ci ? Value{ci->second} : Value{};
+           },
+           nullptr, nullptr, true, "ci95"},
+          // The bottleneck over the replications (results/review.h): JSON and
+          // Python show it as the point's "bottleneck" object.
+          {"bottleneck", Type::kText, "", "the bottleneck: the lock or line synchronized on most, above the threshold (null: none)",
+           [](const R& r, const Context&) -> Value { const auto b = bottleneck_of(r); return b ? Value{b->name} : Value{}; },
+           nullptr, nullptr, true, nullptr, false},
+          {"bottleneck_kind", Type::kText, "", "lock or line (null: no bottleneck)",
+           [](const R& r, const Context&) -> Value { const auto b = bottleneck_of(r); return b ? Value{b->kind} : Value{}; },
+           nullptr, nullptr, true, nullptr, false},
+          {"bottleneck_share", Type::kReal, "fraction", "the bottleneck's synchronizing time / CPU time",
+           [](const R& r, const Context&) -> Value { const auto b = bottleneck_of(r); return b ? Value{b->share} : Value{}; },
+           nullptr, nullptr, true, nullptr, false},
+          {"bottleneck_margin", Type::kReal, "fraction", "the bottleneck's share minus the second's (null: no bottleneck)",
+           [](const R& r, const Context&) -> Value { const auto b = bottleneck_of(r); return b ? Value{b->margin} : Value{}; },
+           nullptr, nullptr, true, nullptr, false},
       }};
   return t;
 }
@@ -262,8 +363,15 @@ namespace {
 template <class R>
 nlohmann::ordered_json describe_fields(const std::vector<Field<R>>& fields) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  for (const auto& f : fields)
-    out.push_back({{"key", key_of(f)},
+  std::string group;
+  int element = 0;
+  for (const auto& f : fields) {
+    element = f.group && group == f.group ? element + 1 : 0;
+    group = f.group ? f.group : "";
+    const nlohmann::ordered_json key = !f.shown ? nlohmann::ordered_json(nullptr)
+                                       : f.group ? nlohmann::ordered_json(group + "[" + std::to_string(element) + "]")
+                                                 : nlohmann::ordered_json(key_of(f));
+    out.push_back({{"key", key},
                    {"name", f.name},
                    {"type", to_string(f.type)},
                    {"unit", f.type == Type::kTime ? "us (JSON, Python), ps (SQLite)" : f.unit},
@@ -271,6 +379,7 @@ nlohmann::ordered_json describe_fields(const std::vector<Field<R>>& fields) {
                    {"column", f.stored ? nlohmann::ordered_json(column_of(f)) : nlohmann::ordered_json(nullptr)},
                    {"sql_type", f.stored ? nlohmann::ordered_json(sql_type(f.type)) : nlohmann::ordered_json(nullptr)},
                    {"derived", f.set == nullptr}});
+  }
   return out;
 }
 

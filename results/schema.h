@@ -52,6 +52,11 @@ struct Field {
   void (*set)(R&, const Value&) = nullptr;  // null: derived, not read back
   const char* column = nullptr;             // SQLite column when it is not the name (times: NAME_ps)
   bool stored = true;                       // has an SQLite column
+  // JSON and Python: consecutive fields of one group are one list under
+  // the group's name (ci95_lo, ci95_hi -> "ci95": [lo, hi]), null when
+  // every element is null; SQLite keeps a column each.
+  const char* group = nullptr;
+  bool shown = true;  // false: SQLite only (JSON and Python show it in another form, e.g. the bottleneck object)
 };
 
 // JSON/Python key and SQLite column of a field.
@@ -80,6 +85,8 @@ struct Table {
 // dict), and its stats.
 const Table<models::PointResult>& points();
 const Table<models::LockReport>& locks();
+const Table<models::LockModeReport>& lock_modes();
+const Table<models::ContentionPoint>& contention_points();
 const Table<models::LineReport>& lines();
 const Table<models::SeqReport>& seqcounts();
 const Table<models::PoolReport>& pools();
@@ -93,7 +100,7 @@ struct CurveFields {
 const CurveFields& curve();
 
 // The schema as data (`vfssim schema --json`, _vfssim.result_schema()):
-// {"point" | "lock_stat" | "lines" | "seqcounts" | "pools" | "profile" |
+// {"point" | "lock_stat" | "lock_stat_rw" | "contention_points" | "lines" | "seqcounts" | "pools" | "profile" |
 // "rcu" | "curve": {"table", "rows", "fields": [{"key", "name", "type",
 // "unit", "description", "column" (null: not stored), "sql_type",
 // "derived"}]}}, in schema order.
@@ -104,6 +111,8 @@ nlohmann::ordered_json describe();
 template <class Fn>
 void for_each_stats_table(Fn&& fn) {
   fn(locks());
+  fn(lock_modes());
+  fn(contention_points());
   fn(lines());
   fn(seqcounts());
   fn(pools());
@@ -133,6 +142,31 @@ R& new_row(const Table<R>& t, models::PointResult& p) {
   if constexpr (std::is_same_v<R, models::PointResult>) return p;
   throw std::logic_error(std::string("schema table ") + t.sql + " has no records");
 }
+
+// A record as JSON and Python show it: (key, value) in field order, a
+// group's fields as one list (`list` true), SQLite-only fields left out.
+struct ShownValue {
+  std::string key;
+  std::vector<Value> values;  // one, or a group's elements
+  bool list = false;
+};
+template <class R>
+Value shown(const Field<R>& f, const R& r, const Context& c);
+template <class R>
+std::vector<ShownValue> shown_record(const std::vector<Field<R>>& fields, const R& r, const Context& c) {
+  std::vector<ShownValue> out;
+  for (const auto& f : fields) {
+    if (!f.shown) continue;
+    if (f.group && !out.empty() && out.back().list && out.back().key == f.group) {
+      out.back().values.push_back(shown(f, r, c));
+      continue;
+    }
+    out.push_back(ShownValue{f.group ? f.group : key_of(f), {shown(f, r, c)}, f.group != nullptr});
+  }
+  return out;
+}
+// True when every element of a shown list is null (the list is shown as null).
+bool all_null(const std::vector<Value>& values);
 
 // Values read back (SQLite) as the field's C++ type; a scope by its name.
 std::int64_t as_int(const Value& v);

@@ -235,6 +235,53 @@ ALTER TABLE runs ADD COLUMN reason TEXT;
 ALTER TABLE runs ADD COLUMN host TEXT;
 ALTER TABLE runs ADD COLUMN pid INTEGER;
 )sql",
+    // 9: the spread of a curve point (stddev_pct, Student-t 95% interval),
+    // compare's percentage-point change of profile rows,
+    // its bottleneck with the margin to the second, lock_stat's -R/-W rows
+    // of read/write locks and its contention points. Older rows keep NULL
+    // in the new curve columns.
+    R"sql(
+ALTER TABLE comparisons ADD COLUMN change_pp REAL;
+ALTER TABLE curve ADD COLUMN stddev_pct REAL;
+ALTER TABLE curve ADD COLUMN ci95_lo REAL;
+ALTER TABLE curve ADD COLUMN ci95_hi REAL;
+ALTER TABLE curve ADD COLUMN bottleneck TEXT;
+ALTER TABLE curve ADD COLUMN bottleneck_kind TEXT;
+ALTER TABLE curve ADD COLUMN bottleneck_share REAL;
+ALTER TABLE curve ADD COLUMN bottleneck_margin REAL;
+CREATE TABLE lock_stat_rw (
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  strategy TEXT NOT NULL,
+  variant TEXT NOT NULL,
+  cpus INTEGER NOT NULL,
+  rep INTEGER NOT NULL,
+  lock TEXT NOT NULL,
+  mode TEXT NOT NULL,
+  con_bounces INTEGER NOT NULL,
+  contentions INTEGER NOT NULL,
+  waittime_min_ps INTEGER NOT NULL,
+  waittime_max_ps INTEGER NOT NULL,
+  waittime_total_ps INTEGER NOT NULL,
+  acq_bounces INTEGER NOT NULL,
+  acquisitions INTEGER NOT NULL,
+  holdtime_min_ps INTEGER NOT NULL,
+  holdtime_max_ps INTEGER NOT NULL,
+  holdtime_total_ps INTEGER NOT NULL,
+  holds INTEGER NOT NULL
+);
+CREATE TABLE contention_points (
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  strategy TEXT NOT NULL,
+  variant TEXT NOT NULL,
+  cpus INTEGER NOT NULL,
+  rep INTEGER NOT NULL,
+  lock TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  step INTEGER NOT NULL,
+  chain TEXT NOT NULL,
+  contentions INTEGER NOT NULL
+);
+)sql",
 };
 
 constexpr int kMigrationCount = sizeof(kMigrations) / sizeof(kMigrations[0]);
@@ -388,12 +435,12 @@ void Store::add_comparison(std::int64_t run_id, const std::vector<ComparisonRow>
   in_transaction([&] {
     Sql s(db_,
           "INSERT INTO comparisons(run_id, base, new, variant, cpus, row, metric, base_mean, base_stddev_pct, "
-          "new_mean, new_stddev_pct, change_pct) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+          "new_mean, new_stddev_pct, change_pct, change_pp) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const auto& r = rows[i];
       s.bind(1, run_id).bind(2, r.base).bind(3, r.neu).bind(4, r.variant).bind(5, static_cast<std::int64_t>(r.cpus));
       s.bind(6, static_cast<std::int64_t>(i)).bind(7, r.metric).bind(8, r.base_mean).bind(9, r.base_stddev_pct);
-      s.bind(10, r.new_mean).bind(11, r.new_stddev_pct).bind_real(12, r.change_pct);
+      s.bind(10, r.new_mean).bind(11, r.new_stddev_pct).bind_real(12, r.change_pct).bind_real(13, r.change_pp);
       s.run();
     }
   });

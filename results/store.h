@@ -17,12 +17,15 @@
 //   comparisons `vfssim compare`'s LKP rows; its replications are a run (schema 5)
 //   runs.resolved_scenario, resolved_hash   the scenario as resolved (schema 7)
 //   runs.reason, host, pid   why a run failed or stopped; who wrote it (schema 8)
+//   curve.stddev_pct, ci95_lo/hi, bottleneck*, comparisons.change_pp, lock_stat_rw,
+//   contention_points   the spread, the bottleneck, lock_stat's -R/-W rows and contention points (schema 9)
 // WAL mode; a run's rows are written in one transaction per curve point,
 // as soon as the point finishes (cli/run_durable.cpp).
 #pragma once
 
 #include <sqlite3.h>
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -41,7 +44,7 @@ class StoreError : public std::runtime_error {
 
 class Store {
  public:
-  static constexpr int kSchemaVersion = 8;
+  static constexpr int kSchemaVersion = 9;
 
   // Opens or creates the database and migrates it. A file that is not a
   // vfssim database (or is damaged) raises StoreError and is left untouched.
@@ -106,12 +109,17 @@ class Store {
   };
   void add_fits(std::int64_t run_id, const std::vector<FitRow>& fits);
   // `vfssim compare` (schema 5): its LKP table, one row per metric, in order;
-  // change_pct NaN (stored NULL) when the base is 0.
+  // change_pct NaN (stored NULL) when the base is 0. A *_stddev_pct is 0
+  // with one replication (not measured: the table leaves it blank).
   struct ComparisonRow {
     std::string base, neu, variant;
     int cpus = 0;
     std::string metric;
     double base_mean = 0, base_stddev_pct = 0, new_mean = 0, new_stddev_pct = 0, change_pct = 0;
+    // A perf-profile row (values in % of cycles): new - base in percentage
+    // points, as LKP prints it (schema 9); NaN for other rows (NULL).
+    double change_pp = NAN;
+    int base_reps = 0, new_reps = 0;  // replications behind each side (not stored)
   };
   void add_comparison(std::int64_t run_id, const std::vector<ComparisonRow>& rows);
 

@@ -33,8 +33,9 @@ def render(vfssim):
                 "| JSON / Python | SQLite column | type | unit | description |", "|---|---|---|---|---|"]
         for f in t["fields"]:
             column = f"`{f['column']}` ({f['sql_type']})" if f["column"] else "-"
+            key = f"`{f['key']}`" if f["key"] else "- (SQLite only)"
             note = " (derived: not read back)" if f["derived"] and f["column"] else (" (derived)" if f["derived"] else "")
-            out.append(f"| `{f['key']}` | {column} | {f['type']} | {f['unit']} | {f['description']}{note} |")
+            out.append(f"| {key} | {column} | {f['type']} | {f['unit']} | {f['description']}{note} |")
         out.append("")
     return "\n".join(out).rstrip() + "\n"
 

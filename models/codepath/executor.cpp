@@ -75,6 +75,9 @@ void Executor::build_instances() {
     const auto& d = program_.locks[s];
     return config_.lock_factory(d, LockContext{&topo_, sim::RngStream(config_.seed, "lock:" + d.name, static_cast<std::uint64_t>(k))});
   });
+  acquired_at_.assign(locks_.size(), 0);
+  contended_at_.assign(program_.code.size(), 0);
+  contending_at_.assign(program_.code.size(), 0);
   // A line declared `on: LOCK` is the word's line of this task's instance of that lock.
   auto on_lock = [this](std::size_t t, std::size_t s) -> CacheLine* {
     const auto& d = program_.lines[s];
@@ -137,6 +140,8 @@ void Executor::reset_window() {
   for (auto& p : pools_.instances()) p->reset_stats();
   if (rcu_) rcu_->reset_stats();
   profile_.reset();
+  std::fill(contended_at_.begin(), contended_at_.end(), 0);
+  std::fill(contending_at_.begin(), contending_at_.end(), 0);
 }
 
 [[gnu::always_inline]] inline sim::Duration Executor::draw(Task& task, const TimeDist& d) {
@@ -166,7 +171,11 @@ const std::string& Executor::lock_name(std::uint32_t id) const { return program_
     other.blocked = false;
     if (lock_id && !gr.retry) {
       checker_->granted(*lock_id, gr.cpu, gr.at, their.mode);
+      other.lock_retry = false;
+      acquired_at_[*lock_id] = other.pc;
       ++other.pc;
+    } else if (lock_id) {
+      other.lock_retry = true;
     }
     run(static_cast<std::size_t>(wt), gr.at, false);
   }
@@ -352,10 +361,16 @@ void Executor::run(std::size_t t, sim::Time at, bool from_event) {
   sim::Time g;
   Lock* lock = task.locks[in.slot];
   if (!lock->acquire(task.cpu, at, in.mode, g)) {
+    if (!task.lock_retry) {
+      ++contended_at_[task.pc];
+      ++contending_at_[acquired_at_[id]];
+    }
     task.blocked = true;
     task.blocked_since = at;
     return false;  // the release that hands over the lock resumes us
   }
+  task.lock_retry = false;
+  acquired_at_[id] = task.pc;
   checker_->granted(id, task.cpu, g, in.mode);
   finish(task, at, g);
   ++task.pc;
@@ -459,6 +474,42 @@ std::vector<Report> class_report(const std::vector<Decl>& decls, const InstanceT
 }  // namespace
 
 std::vector<LockReport> Executor::lock_report() const { return class_report<LockReport>(program_.locks, locks_); }
+std::vector<LockModeReport> Executor::lock_mode_report() const {
+  std::vector<LockStats> by_mode[2];
+  for (auto& v : by_mode) v.resize(program_.locks.size());
+  for (std::size_t i = 0; i < locks_.size(); ++i)
+    for (int m = 0; m < 2; ++m)
+      by_mode[m][locks_.slot_of(i)].merge(locks_.instance(i).mode_stats(m ? LockMode::kShared : LockMode::kExclusive));
+  std::vector<LockModeReport> out;
+  for (std::size_t s = 0; s < program_.locks.size(); ++s) {
+    const LockStats& w = by_mode[0][s];
+    const LockStats& r = by_mode[1][s];
+    // As lock_stat: a class held only exclusively has its plain row.
+    if (r.holds == 0) continue;
+    if (w.holds) out.push_back({program_.locks[s].name, "W", w});
+    out.push_back({program_.locks[s].name, "R", r});
+  }
+  return out;
+}
+
+std::vector<ContentionPoint> Executor::contention_points() const {
+  std::vector<ContentionPoint> out;
+  for (std::size_t slot = 0; slot < program_.locks.size(); ++slot)
+    for (const auto* counts : {&contended_at_, &contending_at_}) {
+      std::vector<ContentionPoint> points;
+      for (std::size_t pc = 0; pc < counts->size(); ++pc) {
+        const Instr& in = program_.code[pc];
+        if ((*counts)[pc] == 0 || in.kind != InstrKind::kAcquire || in.slot != slot) continue;
+        points.push_back({program_.locks[slot].name, counts == &contended_at_ ? "contention" : "contending",
+                          static_cast<int>(pc), program_.chain(pc), (*counts)[pc]});
+      }
+      std::stable_sort(points.begin(), points.end(),
+                       [](const auto& a, const auto& b) { return a.contentions > b.contentions; });
+      for (std::size_t i = 0; i < points.size() && i < kContentionPoints; ++i) out.push_back(std::move(points[i]));
+    }
+  return out;
+}
+
 std::vector<LineReport> Executor::line_report() const { return class_report<LineReport>(program_.lines, lines_); }
 std::vector<SeqReport> Executor::seq_report() const { return class_report<SeqReport>(program_.seqcounts, seqs_); }
 std::vector<PoolReport> Executor::pool_report() const { return class_report<PoolReport>(program_.pools, pools_); }

@@ -82,6 +82,15 @@ class Executor final : public sim::EventHandler {
   std::uint64_t events_before_window() const { return events_before_window_; }
   std::vector<ProfileEntry> profile() const { return profile_.entries(program_); }
   std::vector<LockReport> lock_report() const;
+  // Read/write lock classes whose shared and exclusive modes were both held
+  // in the window: one row per mode, "W" then "R" (lock_stat's -W/-R rows).
+  std::vector<LockModeReport> lock_mode_report() const;
+  // Per lock class, in declaration order: the acquire steps that had to
+  // wait ("contention"), then the steps where the holder they found took the
+  // lock ("contending"), each most first and at most kContentionPoints
+  // (lock_stat's LOCKSTAT_POINTS; the kernel keeps the first 4 it sees).
+  std::vector<ContentionPoint> contention_points() const;
+  static constexpr std::size_t kContentionPoints = 4;
   std::vector<LineReport> line_report() const;
   std::vector<SeqReport> seq_report() const;
   std::vector<PoolReport> pool_report() const;
@@ -123,6 +132,7 @@ class Executor final : public sim::EventHandler {
     std::vector<std::uint32_t> percpu;  // per kPercpuCount counter
     std::vector<SeqFrame> seq_stack;
     bool seq_restart = false;      // next kSeqBegin restarts the top frame
+    bool lock_retry = false;       // re-trying an acquire it was woken for (its contention is counted)
     Duration sum_cost{0};          // cost of reading every CPU's copy of a per-CPU line
   };
 
@@ -180,6 +190,13 @@ class Executor final : public sim::EventHandler {
   std::unique_ptr<RcuDriver> rcu_;  // when the program has synchronize_rcu or call_rcu
 
   std::vector<Grant> woken_;  // scratch for releases
+  // Contentions in the window per acquire pc (the pc names the lock slot):
+  // an acquire that queued, counted once however often it is woken to retry.
+  std::vector<std::uint64_t> contended_at_;
+  // ... and per acquire pc of the lock's last taker: where the holder a
+  // waiter found took it (lock_stat's contending points).
+  std::vector<std::uint64_t> contending_at_;
+  std::vector<std::uint32_t> acquired_at_;  // per lock instance: the pc of its last acquisition
   std::uint64_t local_steps_ = 0;  // steps run during the current event
   std::uint64_t window_iterations_ = 0;
   std::uint64_t events_before_window_ = 0;

@@ -157,6 +157,8 @@ PointResult run_point(const Scenario& scenario, const PointSpec& spec, const Poi
   r.window_events = r.events - exec.events_before_window();
   r.stop = stop_description(why, limit_stop, exec);
   r.locks = exec.lock_report();
+  r.lock_modes = exec.lock_mode_report();
+  r.contention_points = exec.contention_points();
   r.lines = exec.line_report();
   r.profile = exec.profile();
   r.seqcounts = exec.seq_report();

@@ -28,6 +28,25 @@ struct LockReport {
   LockStats stats;  // summed over instances, as lock_stat reports a class
 };
 
+// A read/write lock class's shared ("R") or exclusive ("W") acquisitions
+// apart: lock_stat's NAME-R and NAME-W rows.
+struct LockModeReport {
+  std::string name;
+  std::string mode;  // "R" or "W"
+  LockStats stats;   // summed over instances
+};
+
+// Where a lock class was contended (lock_stat's contention points: the
+// code-path step whose acquisition had to wait) and where the holder that
+// made it wait took the lock (its contending points), and how often.
+struct ContentionPoint {
+  std::string lock;
+  std::string kind;    // "contention" or "contending"
+  int step = 0;        // the acquire's index in the compiled code path
+  std::string chain;   // its call chain, 'sym <- caller <- ...'
+  std::uint64_t contentions = 0;
+};
+
 struct LineReport {
   std::string name;
   Scope scope;
@@ -69,6 +88,8 @@ struct PointResult {
   double window_seconds = 0;    // simulated measurement window
   std::string stop;             // engine stop reason
   std::vector<LockReport> locks;
+  std::vector<LockModeReport> lock_modes;             // read/write locks with both modes held (lock_stat -R/-W)
+  std::vector<ContentionPoint> contention_points;     // per lock class, most contentions first, at most 4
   std::vector<LineReport> lines;
   std::vector<ProfileEntry> profile;
   std::vector<SeqReport> seqcounts;

@@ -103,7 +103,13 @@ class Lock {
   // (lock_kinds.h), not the instance's.
 
   const LockStats& stats() const { return stats_; }
-  void reset_stats() { stats_.reset(); }
+  // A read/write lock's shared and exclusive acquisitions apart (lock_stat's
+  // -R and -W rows); stats() is their sum. Zero for kinds without a shared mode.
+  const LockStats& mode_stats(LockMode m) const { return by_mode_[m == LockMode::kShared]; }
+  void reset_stats() {
+    stats_.reset();
+    for (auto& s : by_mode_) s.reset();
+  }
 
  protected:
   // Taking a free lock: `cpu`'s atomic on the lock word at `now`, which
@@ -117,7 +123,23 @@ class Lock {
     return at;
   }
 
+  // A read/write lock's update of its counters for an acquisition in mode
+  // `m`: applied to the sum and to that mode's counters.
+  template <class F>
+  void record(LockMode m, F&& f) {
+    f(stats_);
+    f(by_mode_[m == LockMode::kShared]);
+  }
+  // take_free for a read/write lock: counted in `mode`'s counters too.
+  Time take_free(CacheLine& word, const Topology& topo, int cpu, Time now, LockMode mode) {
+    const int prev = word.owner();
+    const Time at = word.rmw(topo, cpu, now);
+    record(mode, [&](LockStats& s) { s.record_uncontended(prev, cpu); });
+    return at;
+  }
+
   LockStats stats_;
+  LockStats by_mode_[2];  // [0] exclusive, [1] shared; read/write kinds only
 };
 
 }  // namespace vfssim::models

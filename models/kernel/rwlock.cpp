@@ -21,13 +21,13 @@ bool RwLock::acquire(int cpu, Time now, LockMode mode, Time& granted_at) {
   const bool queued = head_ < queue_.size();
   if (mode == LockMode::kShared) {
     if (writer_ < 0 && (!queued || reader_pref_)) {
-      granted_at = take_free(line_, *topo_, cpu, now);
+      granted_at = take_free(line_, *topo_, cpu, now, mode);
       ++readers_;
       read_start_[cpu] = granted_at;
       return true;
     }
   } else if (writer_ < 0 && readers_ == 0 && !queued) {
-    granted_at = take_free(line_, *topo_, cpu, now);
+    granted_at = take_free(line_, *topo_, cpu, now, mode);
     writer_ = cpu;
     write_start_ = granted_at;
     return true;
@@ -39,12 +39,12 @@ bool RwLock::acquire(int cpu, Time now, LockMode mode, Time& granted_at) {
 Time RwLock::release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) {
   Time done = now;
   if (mode == LockMode::kShared) {
-    stats_.record_hold(now - read_start_[cpu]);
+    record(mode, [&](LockStats& s) { s.record_hold(now - read_start_[cpu]); });
     --readers_;
     done = line_.rmw(*topo_, cpu, now);  // up_read: atomic on the shared count
     if (readers_ == 0) grant_waiters(cpu, done, woken);
   } else {
-    stats_.record_hold(now - write_start_);
+    record(mode, [&](LockStats& s) { s.record_hold(now - write_start_); });
     writer_ = -1;
     grant_waiters(cpu, now, woken);
   }
@@ -63,7 +63,7 @@ void RwLock::grant_waiters(int releaser, Time now, std::vector<Grant>& woken) {
     line_.move_to(w.cpu, at);
     writer_ = w.cpu;
     write_start_ = at;
-    stats_.record_handoff(releaser, w.cpu, at - w.since);
+    record(w.mode, [&](LockStats& s) { s.record_handoff(releaser, w.cpu, at - w.since); });
     woken.push_back({w.cpu, at, false, slept});
   } else {
     while (head_ < queue_.size() && queue_[head_].mode == LockMode::kShared) {
@@ -72,7 +72,7 @@ void RwLock::grant_waiters(int releaser, Time now, std::vector<Grant>& woken) {
       const Time at = line_.rmw(*topo_, w.cpu, now + handoff(releaser, w.cpu));
       ++readers_;
       read_start_[w.cpu] = at;
-      stats_.record_handoff(releaser, w.cpu, at - w.since);
+      record(w.mode, [&](LockStats& s) { s.record_handoff(releaser, w.cpu, at - w.since); });
       woken.push_back({w.cpu, at, false, slept});
     }
   }
@@ -108,20 +108,24 @@ bool BrLock::acquire(int cpu, Time now, LockMode mode, Time& granted_at) {
     if (writer_ < 0 && !queued) {
       const int owner = owner_of(cpu);
       const Duration cost = owner == cpu ? topo_->local_atomic() : topo_->transfer(owner, cpu) + topo_->local_atomic();
-      if (owner != cpu) ++stats_.acq_bounces;
+      record(mode, [&](LockStats& s) {
+        if (owner != cpu) ++s.acq_bounces;
+        ++s.acquisitions;
+      });
       take_own(cpu);
       granted_at = now + cost;
       ++readers_;
       read_start_[cpu] = granted_at;
-      ++stats_.acquisitions;
       return true;
     }
   } else if (writer_ < 0 && readers_ == 0 && !queued) {
     granted_at = now + take_all(cpu);
     writer_ = cpu;
     write_start_ = granted_at;
-    ++stats_.acquisitions;
-    ++stats_.acq_bounces;
+    record(mode, [](LockStats& s) {
+      ++s.acquisitions;
+      ++s.acq_bounces;
+    });
     return true;
   }
   queue_.push_back({cpu, mode, now});
@@ -130,12 +134,12 @@ bool BrLock::acquire(int cpu, Time now, LockMode mode, Time& granted_at) {
 
 Time BrLock::release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) {
   if (mode == LockMode::kShared) {
-    stats_.record_hold(now - read_start_[cpu]);
+    record(mode, [&](LockStats& s) { s.record_hold(now - read_start_[cpu]); });
     --readers_;
     if (readers_ == 0) grant_waiters(cpu, now, woken);
     return now;
   }
-  stats_.record_hold(now - write_start_);
+  record(mode, [&](LockStats& s) { s.record_hold(now - write_start_); });
   writer_ = -1;
   // Unlocking every CPU's lock: a store per line the writer now owns.
   const Time done = now + topo_->local_hit() * static_cast<std::int64_t>(own_.size());
@@ -151,9 +155,11 @@ void BrLock::grant_waiters(int releaser, Time now, std::vector<Grant>& woken) {
     const Time at = now + take_all(w.cpu);
     writer_ = w.cpu;
     write_start_ = at;
-    ++stats_.acquisitions;
-    stats_.record_wait(at - w.since);
-    ++stats_.con_bounces;
+    record(w.mode, [&](LockStats& s) {
+      ++s.acquisitions;
+      s.record_wait(at - w.since);
+      ++s.con_bounces;
+    });
     woken.push_back({w.cpu, at});
   } else {
     while (head_ < queue_.size() && queue_[head_].mode == LockMode::kShared) {
@@ -162,9 +168,11 @@ void BrLock::grant_waiters(int releaser, Time now, std::vector<Grant>& woken) {
       take_own(w.cpu);
       ++readers_;
       read_start_[w.cpu] = at;
-      ++stats_.acquisitions;
-      stats_.record_wait(at - w.since);
-      if (releaser != w.cpu) ++stats_.con_bounces;
+      record(w.mode, [&](LockStats& s) {
+        ++s.acquisitions;
+        s.record_wait(at - w.since);
+        if (releaser != w.cpu) ++s.con_bounces;
+      });
       woken.push_back({w.cpu, at});
     }
   }

@@ -146,8 +146,8 @@ with tempfile.TemporaryDirectory() as tmp:
     check(run("--help").returncode == 0, "--help")
 
 # ---- validate, compare, fits, --plot, bottlenecks (design review) ----
-REVIEW_SCENARIO = """\
-scenario: review-test
+# A 4-CPU machine and a process per CPU: the small scenarios below.
+TINY_MACHINE = """\
 machine:
   levels:
     - {name: machine, count: 1, transfer: 100ns}
@@ -157,6 +157,10 @@ machine:
 workload:
   tasks: process
   placement: compact
+"""
+REVIEW_SCENARIO = """\
+scenario: review-test
+""" + TINY_MACHINE + """\
   loop: [iter]
   warmup: 10us
   duration: 1ms
@@ -437,8 +441,8 @@ with tempfile.TemporaryDirectory() as tmp:
     # compare: the LKP table and its JSON.
     cdb = os.path.join(tmp, "compare.db")
     c = run("compare", good, "--base", "locked", "--new", "free", "--cpus", "4", "--reps", "2", "--db", cdb)
-    check(c.returncode == 0 and "      base  %stddev     %change         new  %stddev" in c.stdout,
-          "compare prints the LKP header: " + c.stderr[-300:])
+    check(c.returncode == 0 and "---------------- ---------------------------\n         %stddev     %change         %stddev\n"
+          in c.stdout, "compare prints the LKP header: " + c.stderr[-300:])
     check("vfssim.throughput" in c.stdout and "perf-profile.cpu-cycles." in c.stdout
           and "lock_stat.big.waittime-total" in c.stdout, "compare rows: throughput, profile, lock_stat")
     printed = [l for l in c.stdout.splitlines() if l.strip() and l.split()[-1].startswith(("vfssim.", "perf-profile.", "lock_stat."))]
@@ -456,7 +460,7 @@ with tempfile.TemporaryDirectory() as tmp:
     cdoc = json.loads(cj.stdout)
     check(cdoc["run_id"] is None, "compare --db '' stores nothing")
     check(cdoc["base"] == "locked" and cdoc["new"] == "free" and cdoc["cpus"] == 4, "compare names both and the CPUs")
-    row_keys = {"metric", "base", "base_stddev_pct", "new", "new_stddev_pct", "change_pct"}
+    row_keys = {"metric", "base", "base_stddev_pct", "new", "new_stddev_pct", "change_pct", "change_pp"}
     check(all(set(r) == row_keys for r in cdoc["rows"]) and cdoc["rows"][0]["metric"] == "vfssim.throughput",
           "compare rows have the documented keys, throughput first")
     thr = cdoc["rows"][0]
@@ -485,6 +489,104 @@ with tempfile.TemporaryDirectory() as tmp:
              "--db", "", "-q")
     check(wi.returncode == 1 and "without its bottleneck stopped: event budget exceeded" in wi.stderr,
           "run --next-bottleneck: a what-if run past --max-events fails the command: " + wi.stderr[-200:])
+
+
+# ---- spread, lock_stat as the kernel prints it, LKP's layout, the bottleneck threshold (issue 16) ----
+RW_SCENARIO = """\
+scenario: rw-test
+""" + TINY_MACHINE + """\
+  loop: [reader, writer]
+  warmup: 10us
+  duration: 1ms
+  cpus: [1, 4]
+strategies:
+  rw:
+    locks:
+      table_rwsem: {kind: rwsem, scope: global, spin: true}
+    ops:
+      reader:
+        - lock: table_rwsem
+          mode: read
+          hold: {exp: 1us}
+      writer:
+        - lock: table_rwsem
+          hold: 500ns
+"""
+
+with tempfile.TemporaryDirectory() as tmp:
+    rw = os.path.join(tmp, "rw.yaml")
+    with open(rw, "w") as f:
+        f.write(RW_SCENARIO)
+    one = json.loads(run("run", rw, "--json", "--db", "", "-q").stdout)["points"]
+    check(all(p["ci95"] is None and p["stddev_pct"] is None and p["stddev"] == 0 for p in one),
+          "one replication: ci95 and stddev_pct null, stddev 0 (as before)")
+    three = json.loads(run("run", rw, "--json", "--db", "", "-q", "--reps", "3").stdout)["points"]
+    p4 = [p for p in three if p["cpus"] == 4][0]
+    lo, hi = p4["ci95"]
+    # t(0.975, 2) = 4.303: the interval is mean -+ 4.303 s / sqrt(3)
+    half = 4.302653 * p4["stddev"] / 3 ** 0.5
+    check(abs((hi - lo) / 2 - half) <= 1e-6 * max(1.0, half) and abs((lo + hi) / 2 - p4["ops_per_sec"]) < 1e-6 * hi,
+          f"--reps 3: ci95 is mean -+ t(0.975, 2) s / sqrt(3): {p4['ci95']}, stddev {p4['stddev']}")
+    check(p4["stddev"] > 0 and abs(p4["stddev_pct"] - 100 * p4["stddev"] / p4["ops_per_sec"]) < 1e-9,
+          "stddev_pct = 100 stddev / ops_per_sec beside stddev")
+    human1 = run("run", rw, "--db", "", "-q", "--cpus", "4").stdout
+    row = [l for l in human1.splitlines() if l.strip().startswith("4 ")][0]
+    check(row.split()[2] == "-" and row.split()[3] == "-" and "0.00%" not in row,
+          "one replication: the table prints - for stddev and the interval: " + row)
+    human3 = run("run", rw, "--db", "", "-q", "--cpus", "4", "--reps", "3").stdout
+    row3 = [l for l in human3.splitlines() if l.strip().startswith("4 ")][0]
+    check(row3.split()[2].endswith("%") and f"{lo:.0f}-{hi:.0f}" in row3, "three replications: stddev % and the 95% CI: " + row3)
+    # lock_stat as /proc/lock_stat prints it, with the rwsem's -W and -R rows and its contention points
+    ls = human1.split("CPUs: lock_stat\n", 1)[1].splitlines()
+    check(ls[0] == "lock_stat version 0.4" and ls[1] == "-" * 221 and ls[3] == "-" * 221, "lock_stat version line and separators")
+    header = ls[2]
+    check(header.startswith(" " * 30 + "class name ") and header.endswith("holdtime-avg"), "lock_stat header row")
+    w = [l for l in ls if l.startswith(" " * 27 + "table_rwsem-W:")]
+    r = [l for l in ls if l.startswith(" " * 27 + "table_rwsem-R:")]
+    check(len(w) == 1 and len(r) == 1, "an rwsem held both ways has a -W and a -R row, names ending at column 40")
+    check(all(len(x) == len(header) for x in w + r), "the -W and -R rows are as wide as the header (14-character columns)")
+    cols = [int(x.split(":")[1].split()[1]) for x in w + r]
+    pts1 = [p for p in one if p["cpus"] == 4][0]
+    rwj = {m["mode"]: m for m in pts1["lock_stat_rw"]}
+    lsj = pts1["lock_stat"][0]
+    check(set(rwj) == {"W", "R"} and cols == [rwj["W"]["contentions"], rwj["R"]["contentions"]]
+          and rwj["W"]["acquisitions"] + rwj["R"]["acquisitions"] == lsj["acquisitions"]
+          and rwj["W"]["contentions"] + rwj["R"]["contentions"] == lsj["contentions"],
+          "-W and -R rows are the lock_stat_rw JSON rows and sum to the class's row")
+    cps = [c for c in pts1["contention_points"] if c["kind"] == "contention"]
+    check(0 < len(cps) <= 4 and sum(c["contentions"] for c in cps) <= lsj["contentions"]
+          and {c["chain"].split(" <- ")[1] for c in cps} <= {"reader", "writer"},
+          "contention points: the reader and writer steps, at most 4, no more than the contentions: " + json.dumps(cps))
+    check(any("[<step " in l and l.startswith(" " * 29 + "table_rwsem ") for l in ls) and "." * 221 in ls,
+          "contention points printed under the class, then the dotted separator")
+    # compare in LKP's layout
+    cmp_out = run("compare", rw, "--base", "rw", "--new", "rw", "--cpus", "4", "--reps", "2", "--db", "").stdout
+    lines = cmp_out.splitlines()
+    i = lines.index("---------------- ---------------------------")
+    check(lines[i - 1].startswith("rw ") and lines[i + 1] == "         %stddev     %change         %stddev"
+          and lines[i + 2] == "             \\          |                \\", "compare prints LKP's header lines")
+    check("\u00b1 0.0%" not in cmp_out and "\u00b1  0%" not in cmp_out, "no zero spread printed")
+    cj = json.loads(run("compare", rw, "--base", "rw", "--new", "rw", "--cpus", "4", "--reps", "2", "--db", "", "--json").stdout)
+    prof = [x for x in cj["rows"] if x["metric"].startswith("perf-profile.")]
+    check(prof and all(x["change_pp"] == x["new"] - x["base"] for x in prof)
+          and all(x["change_pp"] is None for x in cj["rows"] if not x["metric"].startswith("perf-profile.")),
+          "compare --json: change_pp (percentage points) on the profile rows only")
+    check(all(("\u00b1" in l) == False or "%" in l for l in lines), "spread cells are '\u00b1 N%'")
+    bn = pts1["bottleneck"]
+    check(bn is not None and bn["share"] >= 0.05 and bn["margin"] == bn["share"], "the rwsem is the bottleneck; alone, its margin is its share")
+    check(all(p["bottleneck"] is None for p in one if p["cpus"] == 1) or all(p["bottleneck"]["share"] >= 0.05 for p in one),
+          "a bottleneck only at 5% of CPU time or more")
+    # SQLite: the new curve columns and tables
+    sdb = os.path.join(tmp, "s.db")
+    run("run", rw, "--db", sdb, "-q", "--reps", "2", "--cpus", "4")
+    con = sqlite3.connect(sdb)
+    lo2, hi2, pct2, neck, margin = con.execute("select ci95_lo, ci95_hi, stddev_pct, bottleneck, bottleneck_margin from curve").fetchone()
+    check(lo2 < hi2 and pct2 >= 0 and neck == "table_rwsem" and margin > 0, "SQLite curve: ci95_lo/hi, stddev_pct, bottleneck, margin")
+    check(con.execute("select count(*) from lock_stat_rw").fetchone()[0] == 4
+          and con.execute("select count(*) from contention_points").fetchone()[0] > 0, "SQLite: lock_stat_rw and contention_points rows")
+    shown = json.loads(run("show", "1", "--db", sdb, "--json").stdout)["points"][0]
+    check(shown["ci95"] == [lo2, hi2] and shown["lock_stat_rw"] and shown["contention_points"],
+          "show --json reads the interval, -R/-W rows and contention points back")
 
 print(f"cli: {len(failures)} failed")
 sys.exit(1 if failures else 0)

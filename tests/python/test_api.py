@@ -273,9 +273,25 @@ def test_sweep_shape_and_tables():
     assert len(sw.points("baseline", 4, "root")) == 2
     assert isinstance(sw.lock_stat("baseline", 4, "root"), pd.DataFrame)
     assert isinstance(sw.profile("vfs-scale", 4), pd.DataFrame)
-    assert sw.bottleneck("baseline", 4) is None or {"name", "kind", "share"} <= sw.bottleneck("baseline", 4).keys()
+    assert sw.bottleneck("baseline", 4) is None or {"name", "kind", "share", "margin"} <= sw.bottleneck("baseline", 4).keys()
     with pytest.raises(KeyError):
         sw.point("baseline", 64)
+    # The spread of the 2 replications: stddev_pct and the Student-t interval (t(0.975, 1) = 12.706).
+    assert list(curve.columns[8:]) == ["us_per_op", "stddev_pct", "ci95_lo", "ci95_hi"]
+    for _, row in curve.iterrows():
+        half = 12.7062047 * row["stddev"] / 2 ** 0.5
+        assert row["ci95_lo"] == pytest.approx(row["ops_per_sec"] - half)
+        assert row["ci95_hi"] == pytest.approx(row["ops_per_sec"] + half)
+        assert row["stddev_pct"] == pytest.approx(100 * row["stddev"] / row["ops_per_sec"])
+    cp = sw._cp("baseline", 4, "root")
+    assert cp["ci95"] == [pytest.approx(cp["ops_per_sec"] - 12.7062047 * cp["stddev"] / 2 ** 0.5),
+                          pytest.approx(cp["ops_per_sec"] + 12.7062047 * cp["stddev"] / 2 ** 0.5)]
+    one = sc.sweep(strategies=["baseline"], cpus=[4], reps=1, progress=False)
+    assert one._cp("baseline", 4, "default")["ci95"] is None and one.curve["ci95_lo"].isna().all()
+    assert one._cp("baseline", 4, "default")["stddev"] == 0  # as before
+    p = sw.point("baseline", 4, "root")
+    assert list(p.lock_stat_rw.columns) == ["name", "mode"] + list(p.lock_stat.columns[4:])
+    assert set(p.contention_points.columns) == {"lock", "kind", "step", "chain", "contentions"}
 
 
 def test_sweep_is_deterministic_whatever_the_workers():
@@ -378,7 +394,7 @@ def test_score_reports_every_figure():
 def test_compare_table():
     sc = vfssim.Scenario.load(SEED)
     df = vfssim.compare(sc, "baseline", "vfs-scale", cpus=16, reps=2)
-    assert list(df.columns) == ["base", "base_stddev_pct", "change_pct", "new", "new_stddev_pct"]
+    assert list(df.columns) == ["base", "base_stddev_pct", "change_pct", "new", "new_stddev_pct", "change_pp"]
     assert df.index.name == "metric"
     assert df.index[0] == "vfssim.throughput"
     profile = [m for m in df.index if m.startswith("perf-profile.cpu-cycles.")]
@@ -408,6 +424,12 @@ def test_compare_agrees_with_the_cli():
     for r in rows:
         for col in ("base", "new", "base_stddev_pct", "new_stddev_pct"):
             assert df.loc[r["metric"], col] == pytest.approx(r[col], rel=1e-9, abs=1e-9)
+        # change_pp: the profile rows' percentage-point change, null (NaN) for the others, in both
+        if r["metric"].startswith("perf-profile."):
+            assert r["change_pp"] == pytest.approx(r["new"] - r["base"])
+            assert df.loc[r["metric"], "change_pp"] == pytest.approx(r["change_pp"], rel=1e-9, abs=1e-9)
+        else:
+            assert r["change_pp"] is None and np.isnan(df.loc[r["metric"], "change_pp"])
 
 
 # -- fits ---------------------------------------------------------------------

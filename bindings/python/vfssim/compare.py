@@ -17,7 +17,7 @@ __all__ = ["compare", "group_bottleneck"]
 
 TOP_PROFILE = 8
 TOP_LOCKS = 5
-COLUMNS = ["base", "base_stddev_pct", "change_pct", "new", "new_stddev_pct"]
+COLUMNS = ["base", "base_stddev_pct", "change_pct", "new", "new_stddev_pct", "change_pp"]
 
 
 def _mean(v):
@@ -75,8 +75,8 @@ def profile_metric(chain):
 
 def group_bottleneck(points):
     """The lock or cache line the replications of a point (PointResults) spend most CPU time
-    synchronizing on, summed over them: {"name", "kind" ("lock" | "line"), "share"} or None when
-    nothing synchronizes. The engine's rule (cli/review.h), the one `vfssim compare` prints."""
+    synchronizing on, summed over them: {"name", "kind" ("lock" | "line"), "share", "margin" (its
+    share minus the second's)} or None when nothing synchronizes 5% of the CPU time or more. The engine's rule (cli/review.h), the one `vfssim compare` prints."""
     from . import _vfssim
 
     return _vfssim.find_bottleneck([p._native for p in points])
@@ -86,13 +86,14 @@ def compare(scenario, base, new, cpus=None, reps=3, variant="default", seed=1, j
             top_profile=TOP_PROFILE, top_locks=TOP_LOCKS):
     """Runs strategies `base` and `new` of a scenario at one CPU count (`reps` replications each,
     in parallel) and returns the LKP-style comparison as a pandas DataFrame indexed by metric,
-    with columns base, base_stddev_pct, change_pct, new, new_stddev_pct:
+    with columns base, base_stddev_pct, change_pct, new, new_stddev_pct, change_pp:
 
       vfssim.throughput                      ops/s
       perf-profile.cpu-cycles.<chain>        the top `top_profile` profile chains (% of CPU time)
       lock_stat.<lock>.waittime-total        the top `top_locks` locks by total wait (us)
 
-    change_pct is (new - base) / base x 100 (NaN when base is 0). cpus=None: the variant's largest
+    change_pct is (new - base) / base x 100 (NaN when base is 0); change_pp, for the perf-profile
+    rows, is new - base in percentage points of cycles (NaN for the others), as LKP shows them. cpus=None: the variant's largest
     default CPU count. `scenario` is a vfssim.Scenario or a path. df.attrs has scenario, variant,
     cpus, reps, seed, and the bottleneck of each side ({"name", "kind", "share"} or None)."""
     import pandas as pd
@@ -117,7 +118,9 @@ def compare(scenario, base, new, cpus=None, reps=3, variant="default", seed=1, j
         bm, nm = _mean(bv), _mean(nv)
         table.append({"metric": metric, "base": bm, "base_stddev_pct": _stddev_pct(bv),
                       "change_pct": (nm - bm) / bm * 100 if bm != 0 else float("nan"),
-                      "new": nm, "new_stddev_pct": _stddev_pct(nv)})
+                      "new": nm, "new_stddev_pct": _stddev_pct(nv),
+                      # perf-profile rows: the change in percentage points of cycles, as LKP prints it
+                      "change_pp": nm - bm if metric.startswith("perf-profile.") else float("nan")})
     df = pd.DataFrame(table, columns=["metric"] + COLUMNS).set_index("metric")
     df.attrs.update({"scenario": sc.name, "base_strategy": base, "new_strategy": new, "variant": variant,
                      "cpus": int(cpus), "reps": reps, "seed": seed,

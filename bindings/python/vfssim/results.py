@@ -13,10 +13,18 @@ def columns(table):
     """The columns of a point's table ('lock_stat', 'lines', 'seqcounts', 'pools', 'profile', 'rcu',
     'point', 'curve') in the engine's result schema (results/schema.h), in order: the keys of its
     dicts, of the JSON document, and the DataFrame columns here."""
-    return [f["key"] for f in _vfssim.result_schema()[table]["fields"]]
+    keys = [f["key"].split("[")[0] for f in _vfssim.result_schema()[table]["fields"] if f["key"]]
+    return list(dict.fromkeys(keys))  # a group's elements ("ci95[0]", "ci95[1]") are one list-valued key
 
+# The curve DataFrame (new columns appended: scripts may index the old ones by position); ci95
+# ([lo, hi] in the dicts) as two columns.
 CURVE_COLUMNS = ["strategy", "variant", "cpus", "ops_per_sec", "stddev", "speedup", "efficiency", "events",
-                 "us_per_op"]
+                 "us_per_op", "stddev_pct", "ci95_lo", "ci95_hi"]
+
+
+def _curve_row(c):
+    lo, hi = c["ci95"] if c["ci95"] is not None else (None, None)
+    return {**{k: c[k] for k in CURVE_COLUMNS if k in c}, "ci95_lo": lo, "ci95_hi": hi}
 
 
 def _pd():
@@ -36,8 +44,9 @@ class PointResult:
       window_seconds  simulated measurement window
       stop            why the engine stopped ("time limit", or "deadlock: ...")
       bottleneck      the lock or line with the most CPU time synchronizing on it (waiting,
-                      spinning, moving its cache line): {"name", "kind" ("lock"|"line"),
-                      "share" of CPU time} or None
+                      spinning, moving its cache line), when that is 5% of the CPU time or
+                      more: {"name", "kind" ("lock"|"line"), "share" of CPU time, "margin"
+                      (its share minus the second's)} or None
       rcu             RCU counters (dict)
     Tables (pandas DataFrames): lock_stat (the /proc/lock_stat columns, times
     in microseconds, sorted by total wait), profile (perf-style share of CPU
@@ -84,6 +93,17 @@ class PointResult:
         """lock_stat table: one row per lock class, sorted by waittime_total_us (largest first)."""
         df = _pd().DataFrame(self._d["lock_stat"], columns=columns("lock_stat"))
         return df.sort_values("waittime_total_us", ascending=False, kind="stable").reset_index(drop=True)
+
+    @property
+    def lock_stat_rw(self):
+        """lock_stat's NAME-W / NAME-R rows: read/write lock classes held shared, per mode (W, R)."""
+        return _pd().DataFrame(self._d["lock_stat_rw"], columns=columns("lock_stat_rw"))
+
+    @property
+    def contention_points(self):
+        """lock_stat's contention points per lock class: the code-path step whose acquire waited
+        (kind 'contention') and where the holder it found took the lock ('contending'), most first."""
+        return _pd().DataFrame(self._d["contention_points"], columns=columns("contention_points"))
 
     @property
     def profile(self):
@@ -168,8 +188,9 @@ class Sweep:
     @property
     def curve(self):
         """One row per curve point: strategy, variant, cpus, ops_per_sec, stddev, speedup, efficiency,
-        events, us_per_op."""
-        return _pd().DataFrame([{k: c[k] for k in CURVE_COLUMNS} for c in self._curve], columns=CURVE_COLUMNS)
+        events, us_per_op, stddev_pct and ci95_lo / ci95_hi (the Student-t 95% interval of
+        ops_per_sec; NaN with one replication)."""
+        return _pd().DataFrame([_curve_row(c) for c in self._curve], columns=CURVE_COLUMNS)
 
     @property
     def strategies(self):
