@@ -145,7 +145,7 @@ void print_curve_table(std::ostream& os, const std::vector<CurvePoint>& curve) {
     // One replication has no spread: "-", not 0.00%.
     const int n = static_cast<int>(cp.reps.size());
     if (const auto pct = stddev_pct(cp.ops_per_sec, cp.stddev, n)) std::snprintf(sd, sizeof sd, "%.2f%%", *pct);
-    if (const auto c = ci95(cp.ops_per_sec, cp.stddev, n)) std::snprintf(ci, sizeof ci, "%.0f-%.0f", c->first, c->second);
+    if (const auto c = ci95(cp.ops_per_sec, cp.stddev, n)) std::snprintf(ci, sizeof ci, "%.0f..%.0f", c->first, c->second);
     std::snprintf(line, sizeof line, "%6d %14.0f %10s %25s %9s %11s\n", cp.cpus, cp.ops_per_sec, sd, ci, sp, eff);
     os << line;
   }

@@ -535,7 +535,7 @@ with tempfile.TemporaryDirectory() as tmp:
           "one replication: the table prints - for stddev and the interval: " + row)
     human3 = run("run", rw, "--db", "", "-q", "--cpus", "4", "--reps", "3").stdout
     row3 = [l for l in human3.splitlines() if l.strip().startswith("4 ")][0]
-    check(row3.split()[2].endswith("%") and f"{lo:.0f}-{hi:.0f}" in row3, "three replications: stddev % and the 95% CI: " + row3)
+    check(row3.split()[2].endswith("%") and f"{lo:.0f}..{hi:.0f}" in row3, "three replications: stddev % and the 95% CI: " + row3)
     # lock_stat as /proc/lock_stat prints it, with the rwsem's -W and -R rows and its contention points
     ls = human1.split("CPUs: lock_stat\n", 1)[1].splitlines()
     check(ls[0] == "lock_stat version 0.4" and ls[1] == "-" * 221 and ls[3] == "-" * 221, "lock_stat version line and separators")
