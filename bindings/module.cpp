@@ -635,6 +635,9 @@ PYBIND11_MODULE(_vfssim, m) {
   m.def("find_machine_file", &models::find_machine_file, py::arg("name"), py::arg("dirs") = std::vector<std::string>{},
         "Path of the machine preset NAME (dirs, $VFSSIM_MACHINES, the source tree's scenarios/machines), or ''.");
   m.def("lock_kinds", &models::lock_kinds, "The lock kinds a scenario may declare.");
+  m.def("scenarios_dir", &models::scenarios_dir,
+        "The directory of the scenarios that come with vfssim (seed/, validation/, machines/): "
+        "$VFSSIM_SCENARIOS, the installed copy, or the source tree.");
   m.def("rep_seed", &models::rep_seed, py::arg("seed"), py::arg("rep"),
         "The seed of replication `rep` of a run seeded `seed`.");
   m.def(

@@ -16,6 +16,7 @@
 #include "results/review.h"
 #include "results/spread.h"
 #include "cli/run_durable.h"
+#include "cli/whatif.h"
 #include "results/store.h"
 #include "models/experiment/experiment.h"
 #include "models/scenario/scenario.h"
@@ -218,15 +219,18 @@ int cmd_compare(const std::vector<std::string>& args) {
      "results database (SQLite): both sides' replications as a run, and the table; '' to store nothing")
     ("json", "print one JSON document on stdout instead of the table");
   add_budget_options(opts, budget);
+  WhatIfOptions what_if_opts;  // --set, --free, --private: both sides get them
+  add_what_if_options(opts, what_if_opts);
   std::string file;
   po::variables_map vm;
   if (!report::parse_file_command(args, opts, "compare", file, vm)) return 0;
   if (base.empty() || neu.empty()) throw po::error("compare needs --base STRATEGY and --new STRATEGY");
   if (reps < 1) throw po::error("--reps must be at least 1");
 
-  const models::Scenario sc = models::load_scenario_file(file);
+  const models::Scenario sc = models::load_scenario_file(file, {}, settings_of(what_if_opts));
   for (const auto* s : {&base, &neu})
     if (!sc.has_strategy(*s)) throw po::error("scenario '" + sc.name + "' has no strategy '" + *s + "'");
+  const models::WhatIfs removals = what_ifs_of(what_if_opts, sc, {base, neu});
   if (!sc.has_variant(variant)) throw po::error("--variant: scenario '" + sc.name + "' has no variant '" + variant + "'");
   const models::Variant v = models::resolve_variant(sc, variant);
   const models::Topology topo(v.machine);
@@ -245,7 +249,10 @@ int cmd_compare(const std::vector<std::string>& args) {
 
   std::vector<models::PointSpec> specs;
   for (const auto* s : {&base, &neu})
-    for (int r = 0; r < reps; ++r) specs.push_back(models::PointSpec{*s, cpus, r, models::rep_seed(seed, r), variant});
+    for (int r = 0; r < reps; ++r) {
+      specs.push_back(models::PointSpec{*s, cpus, r, models::rep_seed(seed, r), variant});
+      models::apply_what_ifs(sc, removals, specs.back());
+    }
   std::vector<models::PointResult> results(specs.size());
   sim::parallel_for(specs.size(), jobs == 0 ? sim::default_jobs() : jobs,
                     [&](std::size_t i) { results[i] = models::run_point(sc, specs[i], limits); });
@@ -297,7 +304,7 @@ int cmd_compare(const std::vector<std::string>& args) {
     json jrows = json::array();
     for (const auto& r : table)
       jrows.push_back(lkp_row_json(r));
-    const json doc{{"scenario", sc.name},
+    json doc{{"scenario", sc.name},
                    {"base", base},
                    {"new", neu},
                    {"variant", variant},
@@ -308,6 +315,8 @@ int cmd_compare(const std::vector<std::string>& args) {
                    {"bottleneck", {{"base", bottleneck_json(what_if[0].removed)}, {"new", bottleneck_json(what_if[1].removed)}}},
                    {"next_bottleneck", {{"base", bottleneck_json(what_if[0].next)}, {"new", bottleneck_json(what_if[1].next)}}},
                    {"run_id", store ? json(run_id) : json(nullptr)}};
+    if (!what_if_opts.empty())
+      doc["what_ifs"] = what_ifs_json(what_if_opts);
     std::cout << doc.dump(2) << "\n";
     return 0;
   }
@@ -315,7 +324,8 @@ int cmd_compare(const std::vector<std::string>& args) {
   std::cout << "scenario " << sc.name << " on " << v.machine_name << " @ " << cpus << " CPUs"
             << (variant == "default" ? "" : ", variant " + variant) << ", " << reps << " replication"
             << (reps == 1 ? "" : "s") << ", seed " << seed << "\n"
-            << "base: " << base << "    new: " << neu << "\n\n";
+            << "base: " << base << "    new: " << neu << "\n"
+            << (what_if_opts.empty() ? "" : "what-ifs: " + describe_what_ifs(what_if_opts) + "\n") << "\n";
   print_lkp_table(std::cout, base, neu, table);
   std::cout << "\n";
   const char* names[] = {"base", "new"};

@@ -2,6 +2,7 @@
 //
 //   vfssim run FILE [--cpus 1,2,4] [--seed N] [--reps N] [--jobs N] [--db PATH] [--json [--json-profile-top N]]
 //                   [--plot PATH] [--next-bottleneck] [--max-events N] [--max-wall S] [--resume]
+//                   [--set KEY=VALUE]... [--free LOCK]... [--private LINE]...
 //   vfssim validate [PATH...] [--json] [--jobs N] [--reps N] [--db PATH]
 //   vfssim compare FILE --base A --new B [--cpus N] [--reps N] [--variant V] [--json]
 //   vfssim bench [--json] [--sim-seconds S] [--cpus LIST] [--locks LIST] [--pairs N]
@@ -10,6 +11,8 @@
 //   vfssim diff RUN_A RUN_B [--db PATH] [--json]
 //   vfssim export RUN --csv [--table points|lock_stat|profile|...] [--db PATH]
 //   vfssim schema [--json]
+//   vfssim machines [NAME...] [--json]
+//   vfssim new TEMPLATE NAME [--out FILE]
 //   vfssim probe --out DIR [--cpus LIST] [--seconds S] [--quiet]
 //   vfssim --help | --version
 //
@@ -22,6 +25,7 @@
 #include <sstream>
 
 #include "cli/bench.h"
+#include "cli/catalog.h"
 #include "cli/compare.h"
 #include "results/fits.h"
 #include "cli/options.h"
@@ -33,6 +37,7 @@
 #include "cli/stored.h"
 #include "results/store.h"
 #include "cli/validate.h"
+#include "cli/whatif.h"
 #include "models/experiment/experiment.h"
 #include "models/scenario/scenario.h"
 #include "probe/probe.h"
@@ -58,6 +63,8 @@ const char* kUsage =
     "  diff A B      two stored runs side by side (LKP table)\n"
     "  export RUN    a stored run's points, lock_stat or profile as CSV\n"
     "  schema        the result fields: JSON and Python keys, SQLite columns, types, units\n"
+    "  machines      the machine presets: CPUs, sockets, NUMA nodes, SMT, each latency's source\n"
+    "  new T NAME    write a commented starter scenario (lock-microbench, open-close, design-review)\n"
     "  probe         measure this machine (transfer matrix, contended line, real spinlocks);\n"
     "                write a machine preset and a lock scenario to check the model against\n"
     "\n"
@@ -107,6 +114,8 @@ int cmd_run(const std::vector<std::string>& args) {
     ("quiet,q", "no progress on stderr");
   report::DurableOptions durable;  // --max-events, --max-wall, --resume (cli/run_durable.h)
   report::add_durable_options(opts, durable);
+  report::WhatIfOptions what_ifs;  // --set, --free, --private (cli/whatif.h)
+  report::add_what_if_options(opts, what_ifs);
   std::string file;
   po::variables_map vm;
   if (!report::parse_file_command(args, opts, "run", file, vm)) return 0;
@@ -116,7 +125,7 @@ int cmd_run(const std::vector<std::string>& args) {
     throw po::error("--bottleneck-depth needs --next-bottleneck");
   if (vm.count("json-profile-top") && !vm.count("json")) throw po::error("--json-profile-top needs --json");
 
-  const models::Scenario sc = models::load_scenario_file(file);
+  const models::Scenario sc = models::load_scenario_file(file, {}, report::settings_of(what_ifs));
   models::SweepSpec spec;
   if (!cpus.empty()) spec.cpus = parse_cpu_list(cpus);
   if (!strategies.empty()) {
@@ -148,6 +157,12 @@ int cmd_run(const std::vector<std::string>& args) {
   spec.seed = seed;
   spec.reps = reps;
   spec.jobs = jobs;
+  {
+    std::vector<std::string> run_strategies = spec.strategies;
+    if (run_strategies.empty())
+      for (const auto& s : sc.strategies) run_strategies.push_back(s.name);
+    spec.what_ifs = report::what_ifs_of(what_ifs, sc, run_strategies);
+  }
 
   // Each curve point is committed as it finishes; SIGINT/SIGTERM stop the
   // sweep with what is done stored; budgets stop runaway points.
@@ -182,6 +197,8 @@ int cmd_run(const std::vector<std::string>& args) {
   if (vm.count("json")) {
     auto doc = report::run_json(sc, info, curve);
     doc["fits"] = report::fits_json(fits);
+    if (!what_ifs.empty())
+      doc["what_ifs"] = report::what_ifs_json(what_ifs);
     for (std::size_t i = 0; i < what_if.size(); ++i) {
       doc["points"][i]["next_bottleneck"] = report::bottleneck_json(what_if[i].next);
       doc["points"][i]["bottleneck_chain"] = report::bottleneck_chain_json(what_if[i]);
@@ -192,6 +209,7 @@ int cmd_run(const std::vector<std::string>& args) {
   std::cout << "scenario " << sc.name << " on " << sc.machine_name << " (" << topo.num_cpus() << " CPUs), seed "
             << seed << ", " << reps << " replication" << (reps > 1 ? "s" : "") << "\n";
   if (!sc.description.empty()) std::cout << sc.description << "\n";
+  if (!what_ifs.empty()) std::cout << "what-ifs: " << report::describe_what_ifs(what_ifs) << "\n";
   report::print_curve_table(std::cout, curve);
   report::print_fits(std::cout, fits);
   report::print_chart(std::cout, curve);
@@ -360,6 +378,8 @@ int main(int argc, char** argv) {
     if (cmd == "diff") return report::cmd_diff(args);
     if (cmd == "export") return report::cmd_export(args);
     if (cmd == "schema") return cmd_schema(args);
+    if (cmd == "machines") return report::cmd_machines(args);
+    if (cmd == "new") return report::cmd_new(args);
     if (cmd == "validate") return report::cmd_validate(args);
     if (cmd == "compare") return report::cmd_compare(args);
     std::cerr << "vfssim: unknown command '" << cmd << "'\n" << kUsage;

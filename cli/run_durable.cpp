@@ -50,12 +50,15 @@ std::string series(const models::CurvePoint& cp) {
 
 std::string where(const models::CurvePoint& cp) { return series(cp) + " @ " + std::to_string(cp.cpus) + " CPUs"; }
 
-// The curve points a sweep plans, in order: with the scenario hash, seed
-// and replications, what identifies a run to --resume.
-std::string sweep_key(const models::SweepPlan& plan) {
+// The curve points a sweep plans, in order, and its --free/--private
+// what-ifs: with the resolved scenario (--set applied), seed and
+// replications, what identifies a run to --resume.
+std::string sweep_key(const models::SweepPlan& plan, const models::WhatIfs& w) {
   std::string key;
   for (const auto& cp : plan.curve)
     key += (key.empty() ? "" : " ") + cp.strategy + "/" + cp.variant + "@" + std::to_string(cp.cpus);
+  for (const auto& n : w.free_locks) key += " free:" + n;
+  for (const auto& n : w.private_lines) key += " private:" + n;
   return key;
 }
 
@@ -164,7 +167,7 @@ SweepOutcome run_durable_sweep(const models::Scenario& sc, const models::SweepSp
   } else {
     out.store = std::make_unique<Store>(o.db);
     const std::string joined = join_args(o.args);
-    const std::string key = sweep_key(plan);
+    const std::string key = sweep_key(plan, spec.what_ifs);
     if (o.resume) {
       if (const auto id = out.store->find_run(sc, spec.seed, plan.reps, key)) {
         out.run_id = *id;

@@ -109,11 +109,11 @@ int cmd_validate(const std::vector<std::string>& args) {
   po::notify(vm);
   report::refuse_negative_unsigned(parsed, vm);
   if (vm.count("help")) {
-    std::cout << opts << "\nPATH: scenario files or directories of *.yaml (default scenarios/seed)\n";
+    std::cout << opts << "\nPATH: scenario files or directories of *.yaml (default '" << models::scenarios_dir() << "/seed': the seed scenarios that come with vfssim)\n";
     return 0;
   }
   if (reps < 1) throw po::error("--reps must be at least 1");
-  if (paths.empty()) paths.push_back("scenarios/seed");
+  if (paths.empty()) paths.push_back((std::filesystem::path(models::scenarios_dir()) / "seed").string());
   const bool as_json = vm.count("json") > 0;
   const bool quiet = vm.count("quiet") > 0;
 

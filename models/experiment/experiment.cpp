@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <cmath>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 
 #include "models/experiment/point_run.h"
@@ -53,6 +54,38 @@ Strategy point_strategy(const Scenario& scenario, const PointSpec& spec) {
   }
   return s;
 }
+
+}  // namespace
+
+void check_what_ifs(const Scenario& scenario, const std::vector<std::string>& strategies, const WhatIfs& w) {
+  auto check = [&](const std::vector<std::string>& names, const char* what, const char* to, auto declared) {
+    for (const auto& n : names) {
+      std::set<std::string> all;
+      bool found = false;
+      for (const auto& s : strategies) {
+        for (const auto& [k, v] : declared(scenario.strategy(s))) all.insert(k);
+        found = found || all.count(n) > 0;
+      }
+      if (found) continue;
+      std::string list;
+      for (const auto& k : all) list += (list.empty() ? "" : ", ") + k;
+      throw std::invalid_argument("no strategy run has a " + std::string(what) + " '" + n + "' to make " + to +
+                                  " (their " + what + "s: " + (list.empty() ? "none" : list) + ")");
+    }
+  };
+  check(w.free_locks, "lock", "free", [](const Strategy& s) -> const auto& { return s.locks; });
+  check(w.private_lines, "line", "private", [](const Strategy& s) -> const auto& { return s.lines; });
+}
+
+void apply_what_ifs(const Scenario& scenario, const WhatIfs& w, PointSpec& spec) {
+  const Strategy& s = scenario.strategy(spec.strategy);
+  for (const auto& n : w.free_locks)
+    if (s.locks.count(n)) spec.free_locks.push_back(n);
+  for (const auto& n : w.private_lines)
+    if (s.lines.count(n)) spec.private_lines.push_back(n);
+}
+
+namespace {
 
 // Everything a point's simulation depends on except its seed, resolved:
 // the variant (machine, workload, parameters), the compiled program and

@@ -19,6 +19,21 @@
 
 namespace vfssim::models {
 
+// What-ifs asked of a whole sweep or comparison (vfssim run --free LOCK,
+// --private LINE): each point's strategy gets those it declares, as
+// PointSpec::free_locks and private_lines.
+struct WhatIfs {
+  std::vector<std::string> free_locks;
+  std::vector<std::string> private_lines;
+  bool empty() const { return free_locks.empty() && private_lines.empty(); }
+};
+
+// Throws std::invalid_argument for a name that none of `strategies`
+// declares: "no strategy run has a lock 'x' to make free (their locks: ...)".
+void check_what_ifs(const Scenario& scenario, const std::vector<std::string>& strategies, const WhatIfs& w);
+// Adds to `spec` the names of `w` that its strategy declares.
+void apply_what_ifs(const Scenario& scenario, const WhatIfs& w, PointSpec& spec);
+
 struct SweepSpec {
   std::vector<std::string> strategies;  // empty: all, in file order
   std::vector<std::string> variants;    // empty: "default" only
@@ -26,6 +41,7 @@ struct SweepSpec {
   int reps = 1;
   std::uint64_t seed = 1;
   unsigned jobs = 0;                    // 0: all hardware threads
+  WhatIfs what_ifs;                     // checked against the strategies run
 };
 
 // Seed of replication `rep` of a run seeded `seed`.

@@ -128,6 +128,7 @@ SweepPlan plan_sweep(const Scenario& scenario, const SweepSpec& spec) {
   if (strategies.empty())
     for (const auto& s : scenario.strategies) strategies.push_back(s.name);
   for (const auto& s : strategies) (void)scenario.strategy(s);  // throws on unknown names
+  check_what_ifs(scenario, strategies, spec.what_ifs);
   std::vector<std::string> variants = spec.variants;
   if (variants.empty()) variants.push_back("default");
 
@@ -165,7 +166,10 @@ SweepPlan plan_sweep(const Scenario& scenario, const SweepSpec& spec) {
         cp.cpus = c;
         cp.reps.resize(plan.reps);
         plan.curve.push_back(std::move(cp));
-        for (int r = 0; r < plan.reps; ++r) plan.points.push_back(PointSpec{s, c, r, rep_seed(spec.seed, r), vn});
+        for (int r = 0; r < plan.reps; ++r) {
+          plan.points.push_back(PointSpec{s, c, r, rep_seed(spec.seed, r), vn});
+          apply_what_ifs(scenario, spec.what_ifs, plan.points.back());
+        }
       }
     }
   return plan;

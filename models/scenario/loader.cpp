@@ -127,9 +127,11 @@ std::string hex64(std::uint64_t v) {
 
 }  // namespace
 
-Scenario load_from(const std::string& text, const std::string& file, const std::vector<std::string>& machine_dirs) {
+Scenario load_from(const std::string& text, const std::string& file, const std::vector<std::string>& machine_dirs,
+                   const std::vector<Setting>& settings) {
   Reader r(file);
   YAML::Node root = parse_yaml(text, file);
+  apply_settings(r, root, settings);
   if (!root || root.IsNull())
     throw ScenarioError({file, 1, 1}, "the scenario is empty", "a mapping with scenario, machine, workload, strategies");
   r.expect_map(root, "the scenario");
@@ -177,22 +179,24 @@ Scenario load_from(const std::string& text, const std::string& file, const std::
 
 // Only ScenarioError leaves the loader: an exception of yaml-cpp's own (an
 // invalid node, a bad subscript) becomes one at its position.
-static Scenario load_checked(const std::string& text, const std::string& file, const std::vector<std::string>& machine_dirs) {
+static Scenario load_checked(const std::string& text, const std::string& file, const std::vector<std::string>& machine_dirs,
+                             const std::vector<Setting>& settings) {
   try {
-    return parse::load_from(text, file, machine_dirs);
+    return parse::load_from(text, file, machine_dirs, settings);
   } catch (const YAML::Exception& e) {
     throw ScenarioError({file, e.mark.line < 0 ? 0 : e.mark.line + 1, e.mark.line < 0 ? 0 : e.mark.column + 1},
                         "YAML error: " + e.msg, "valid YAML of the scenario format");
   }
 }
 
-Scenario load_scenario_file(const std::string& path, const std::vector<std::string>& machine_dirs) {
-  return load_checked(parse::read_file(path), path, machine_dirs);
+Scenario load_scenario_file(const std::string& path, const std::vector<std::string>& machine_dirs,
+                            const std::vector<Setting>& settings) {
+  return load_checked(parse::read_file(path), path, machine_dirs, settings);
 }
 
 Scenario load_scenario_string(const std::string& text, const std::string& name,
-                              const std::vector<std::string>& machine_dirs) {
-  return load_checked(text, name, machine_dirs);
+                              const std::vector<std::string>& machine_dirs, const std::vector<Setting>& settings) {
+  return load_checked(text, name, machine_dirs, settings);
 }
 
 }  // namespace vfssim::models

@@ -6,10 +6,6 @@
 
 #include "models/scenario/sections.h"
 
-#ifndef VFSSIM_MACHINES_DIR
-#define VFSSIM_MACHINES_DIR ""
-#endif
-
 namespace vfssim::models {
 
 namespace fs = std::filesystem;
@@ -204,7 +200,7 @@ std::string machine_ref_path(const Reader& r, const YAML::Node& n, const std::st
     std::set<std::string> known;  // every preset any of the places holds
     std::vector<std::string> all = dirs;
     if (const char* env = std::getenv("VFSSIM_MACHINES")) all.push_back(env);
-    all.push_back(VFSSIM_MACHINES_DIR);
+    all.push_back((fs::path(scenarios_dir()) / "machines").string());
     for (const auto& d : all) {
       std::error_code ec;
       for (const auto& e : fs::directory_iterator(d, ec))
@@ -247,7 +243,7 @@ YAML::Node inline_machine(const Reader& r, const YAML::Node& n, const std::strin
 std::string find_machine_file(const std::string& name, const std::vector<std::string>& dirs) {
   std::vector<std::string> all = dirs;
   if (const char* env = std::getenv("VFSSIM_MACHINES")) all.push_back(env);
-  all.push_back(VFSSIM_MACHINES_DIR);
+  all.push_back((fs::path(scenarios_dir()) / "machines").string());
   for (const auto& d : all) {
     if (d.empty()) continue;
     fs::path p = fs::path(d) / (name + ".yaml");

@@ -22,8 +22,20 @@ class Reader {
 
   SourceMark mark(const YAML::Node& n) const {
     const YAML::Mark m = n.Mark();
+    // A node a Setting put in the document: its position is in the setting.
+    for (auto o = origins_.rbegin(); o != origins_.rend(); ++o)
+      if (within(o->node, n)) {
+        if (m.line < 0) return {o->label, 1, o->column};
+        return {o->label, m.line + 1, m.column + (m.line == 0 ? o->column : 1)};
+      }
     if (m.line < 0) return {file_, 0, 0};
     return {file_, m.line + 1, m.column + 1};
+  }
+
+  // `n` and what it holds came from `label` (a Setting), its text starting
+  // at 1-based `column` of the label's line 1.
+  void add_origin(const YAML::Node& n, std::string label, int column) {
+    origins_.push_back({n, std::move(label), column});
   }
 
   [[noreturn]] void fail(const YAML::Node& n, const std::string& problem, const std::string& expected) const {
@@ -184,7 +196,28 @@ class Reader {
   const std::string& file() const { return file_; }
 
  private:
+  struct Origin {
+    YAML::Node node;
+    std::string label;
+    int column = 1;
+  };
+  // Whether `n` is `root` or inside it (an alias that contains itself
+  // stops at kMaxNesting levels).
+  static bool within(const YAML::Node& root, const YAML::Node& n, int depth = 0) {
+    if (!root.IsDefined() || !n.IsDefined() || depth > kMaxNesting) return false;
+    if (root.is(n)) return true;
+    if (root.IsMap()) {
+      for (const auto& kv : root)
+        if (within(kv.first, n, depth + 1) || within(kv.second, n, depth + 1)) return true;
+    } else if (root.IsSequence()) {
+      for (const auto& e : root)
+        if (within(e, n, depth + 1)) return true;
+    }
+    return false;
+  }
+
   std::string file_;
+  std::vector<Origin> origins_;
   mutable std::size_t steps_ = 0;
   mutable int depth_ = 0;
 };

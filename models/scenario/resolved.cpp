@@ -14,10 +14,8 @@ namespace {
 
 const char* const kStrategyMaps[] = {"locks", "lines", "seqcounts", "pools", "dentries", "ops"};
 
-// A strategy's node with `extends` applied as resolve_extends applies it to
-// the parsed strategies: the parent's entries of each map, replaced by the
-// child's of the same name; the child's other keys (kernel, dentry_lock)
-// over the parent's; the parent's description dropped.
+}  // namespace
+
 YAML::Node resolved_strategy_node(const YAML::Node& strategies, const std::string& name) {
   const YAML::Node child = strategies[name];
   if (!child["extends"]) return YAML::Clone(child);
@@ -52,6 +50,8 @@ YAML::Node resolved_strategy_node(const YAML::Node& strategies, const std::strin
   }
   return out;
 }
+
+namespace {
 
 YAML::Node flow_list(const std::vector<int>& v) {
   YAML::Node n(YAML::NodeType::Sequence);

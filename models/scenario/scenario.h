@@ -294,12 +294,34 @@ struct Scenario {
   bool has_variant(const std::string& name) const;
 };
 
+// A what-if edit of the document, applied before it is checked
+// (`vfssim run --set KEY=VALUE`). KEY is a dotted path: a bare NAME is the
+// parameter `params.NAME` (and every variant's value of it), STRATEGY.PATH
+// is `strategies.STRATEGY.PATH` (an entry a strategy inherits through
+// `extends` is copied into it first), and a path may start at a top-level
+// key (`workload.duration`). VALUE is YAML. The loader checks the result
+// as it checks the file; a message about the edited part names the setting
+// as its file: "--set 'KEY=VALUE':1:COL: ..." (COL within KEY=VALUE).
+struct Setting {
+  std::string assignment;        // KEY=VALUE
+  std::string origin = "--set";  // how messages name it
+};
+
 // Loads and validates a scenario file. Machine presets named by the file
 // are looked up in `machine_dirs` (then beside the file, in ../machines).
-Scenario load_scenario_file(const std::string& path, const std::vector<std::string>& machine_dirs = {});
+// `settings` edit it first, in order (the resolved text has them applied).
+Scenario load_scenario_file(const std::string& path, const std::vector<std::string>& machine_dirs = {},
+                            const std::vector<Setting>& settings = {});
 // The same from text; `name` stands for the file in messages.
 Scenario load_scenario_string(const std::string& text, const std::string& name,
-                              const std::vector<std::string>& machine_dirs = {});
+                              const std::vector<std::string>& machine_dirs = {},
+                              const std::vector<Setting>& settings = {});
+// The directory of the scenarios that come with vfssim (seed/, validation/,
+// machines/): $VFSSIM_SCENARIOS, else the installed copy beside the
+// executable (BINDIR/../share/vfssim/scenarios), else the source tree it
+// was built from, else the configured install directory.
+std::string scenarios_dir();
+
 // Loads a machine preset file (scenarios/machines/*.yaml).
 TopologySpec load_machine_file(const std::string& path);
 // Finds a preset by name in the given directories and the built-in one.

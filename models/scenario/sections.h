@@ -32,6 +32,14 @@ TopologySpec load_machine_ref(const Reader& r, const YAML::Node& n, const std::s
 YAML::Node inline_machine(const Reader& r, const YAML::Node& n, const std::string& file,
                           const std::vector<std::string>& machine_dirs, const TopologySpec& spec);
 
+// resolved.cpp: a strategy's node with `extends` applied as resolve_extends
+// applies it to the parsed strategies: the parent's entries of each map,
+// replaced by the child's of the same name; the child's other keys (kernel,
+// dentry_lock) over the parent's; the parent's description dropped. The
+// chain must be valid (every parent declared, no cycle).
+YAML::Node resolved_strategy_node(const YAML::Node& strategies, const std::string& name);
+// settings.cpp: applies the what-if settings to the document, in order.
+void apply_settings(Reader& r, YAML::Node& root, const std::vector<Setting>& settings);
 // resolved.cpp: the scenario as the loader resolved it, as YAML.
 std::string resolved_document(const Reader& r, const YAML::Node& root, const Scenario& sc, const std::string& file,
                               const std::vector<std::string>& machine_dirs);

@@ -38,10 +38,18 @@ def kernel_env(tmp_path_factory):
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
-def test_notebook_executes(path, kernel_env):
+def test_notebook_executes(path, kernel_env, tmp_path):
+    # Run from a directory of its own, as a notebook copied elsewhere is: it
+    # finds the scenarios through vfssim.scenarios_dir(), not ../scenarios.
     nb = nbformat.read(path, as_version=4)
     NotebookClient(nb, kernel_name=kernel_env, timeout=600,
-                   resources={"metadata": {"path": str(ROOT / "notebooks")}}).execute()
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_notebook_has_no_relative_scenario_path(path):
+    source = "".join("".join(c.source) for c in nbformat.read(path, as_version=4).cells)
+    assert "../scenarios" not in source and 'Path("..")' not in source and "Path('..')" not in source
 
 
 def test_there_are_notebooks():

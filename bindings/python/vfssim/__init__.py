@@ -4,7 +4,7 @@ The same C++ engine as the `vfssim` command, driven from Python: runs release
 the GIL and sweeps use every core.
 
     import vfssim
-    sc = vfssim.Scenario.load("scenarios/seed/open-close-power5.yaml")
+    sc = vfssim.Scenario.load(vfssim.scenarios_dir() / "seed/open-close-power5.yaml")
     sc.strategies                                    # strategy names
     sc.set("strategies.baseline.locks.files_lock.scope", "cpu")   # validated by the C++ loader
     sweep = sc.sweep(cpus=[1, 2, 4, 8, 16, 32, 64])  # parallel, deterministic for a seed
@@ -40,7 +40,8 @@ from .scenario import Scenario
 from . import plot, score
 
 __all__ = ["Scenario", "Sweep", "PointResult", "ScenarioError", "compare", "fit_usl", "fit_amdahl", "UslFit",
-           "AmdahlFit", "run", "run_df", "run_document", "sweep", "plot", "score", "lock_kinds", "__version__"]
+           "AmdahlFit", "run", "run_df", "run_document", "sweep", "plot", "score", "lock_kinds", "scenarios_dir",
+           "__version__"]
 
 
 def lock_kinds():
@@ -56,6 +57,15 @@ def sweep(scenario, strategies=None, cpus=None, variants=None, reps=1, seed=1, j
         scenario = Scenario.load(scenario)
     return scenario.sweep(strategies=strategies, cpus=cpus, variants=variants, reps=reps, seed=seed, jobs=jobs,
                           progress=progress, executor=executor)
+
+
+def scenarios_dir():
+    """The directory of the scenarios that come with vfssim, as a pathlib.Path: seed/,
+    validation/ and machines/ ($VFSSIM_SCENARIOS, else the installed copy, else the
+    source tree the module was built from; `vfssim validate` uses the same)."""
+    import pathlib
+
+    return pathlib.Path(_vfssim.scenarios_dir())
 
 
 def run_document(path, cpus=(), seed=1, reps=1, strategies=(), jobs=0, variants=()):

@@ -1,5 +1,6 @@
 """vfssim: a discrete-event simulator of Linux kernel VFS locking, in-process."""
 import os
+import pathlib
 from typing import Any, Optional, Sequence, Union
 
 import pandas as pd
@@ -20,6 +21,7 @@ def lock_kinds() -> list[str]: ...
 def sweep(scenario: _Source, strategies: Optional[Union[str, Sequence[str]]] = None,
           cpus: Optional[Sequence[int]] = None, variants: Optional[Union[str, Sequence[str]]] = None, reps: int = 1,
           seed: int = 1, jobs: int = 0, progress: Any = False, executor: Any = None) -> Sweep: ...
+def scenarios_dir() -> pathlib.Path: ...
 def run_document(path: _Source, cpus: Sequence[int] = (), seed: int = 1, reps: int = 1,
                  strategies: Sequence[str] = (), jobs: int = 0, variants: Sequence[str] = ()) -> dict[str, Any]: ...
 def run(path: _Source, cpus: Sequence[int] = (), seed: int = 1, reps: int = 1, strategies: Sequence[str] = (),
