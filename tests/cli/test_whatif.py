@@ -130,6 +130,19 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run("validate", "--help", cwd=elsewhere, env=env)
     check(os.path.join(src, "scenarios") + "/seed" in r.stdout, "validate --help names the default directory")
 
+    # An installed vfssim finds the installed copy (BINDIR/../share/vfssim/scenarios).
+    prefix = os.path.join(tmp, "prefix")
+    inst = subprocess.run(["cmake", "--install", os.path.dirname(binary), "--prefix", prefix],
+                          capture_output=True, text=True)
+    check(inst.returncode == 0, "cmake --install: " + inst.stderr[-200:])
+    installed = os.path.join(prefix, "bin", "vfssim")
+    r = subprocess.run([installed, "validate", "--help"], capture_output=True, text=True, cwd=elsewhere, env=env)
+    check(os.path.join(prefix, "share/vfssim/scenarios/seed") in r.stdout, "the installed vfssim uses the installed scenarios")
+    r = subprocess.run([installed, "run", os.path.join(prefix, "share/vfssim/scenarios/seed/open-close-power5.yaml"),
+                        "--cpus", "1", "--strategy", "baseline", "--db", "", "-q"], capture_output=True, text=True,
+                       cwd=elsewhere, env=env)
+    check(r.returncode == 0, "an installed seed scenario finds its machine preset: " + r.stderr[-200:])
+
     # machines: every preset, with its size and the basis of each latency
     presets = sorted(f[:-5] for f in os.listdir(os.path.join(src, "scenarios/machines")) if f.endswith(".yaml"))
     m = json.loads(run("machines", "--json").stdout)["machines"]

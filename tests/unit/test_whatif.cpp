@@ -75,3 +75,61 @@ TEST_CASE("scenario files cannot declare a free lock") {
       "    ops:\n      iter:\n        - lock: l\n          hold: 1ns\n";
   CHECK_THROWS_AS(load_scenario_string(text, "nofree.yaml"), ScenarioError);
 }
+
+namespace {
+
+const char* kTwoStrategies =
+    "scenario: settings\n"
+    "machine:\n"
+    "  levels:\n"
+    "    - {name: machine, count: 1, transfer: 100ns}\n"
+    "    - {name: cpu, count: 4}\n"
+    "  local_hit: 1ns\n"
+    "  local_atomic: 10ns\n"
+    "workload:\n  tasks: process\n  placement: compact\n  loop: [iter]\n  warmup: 1us\n  duration: 10us\n"
+    "params:\n  hold: 100ns\n"
+    "variants:\n  short:\n    params: {hold: 10ns}\n"
+    "strategies:\n"
+    "  a:\n"
+    "    locks:\n      big: {kind: ticket, scope: global}\n"
+    "    ops:\n      iter:\n        - lock: big\n          hold: $hold\n"
+    "  b:\n"
+    "    extends: a\n";
+
+Scenario with(std::vector<std::string> sets) {
+  std::vector<Setting> s;
+  for (auto& a : sets) s.push_back(Setting{a, "--set"});
+  return load_scenario_string(kTwoStrategies, "settings.yaml", {}, s);
+}
+
+}  // namespace
+
+TEST_CASE("a setting edits the document before it is checked; the resolved text has it") {
+  const Scenario sc = with({"b.locks.big.kind=mcs", "hold=50ns"});
+  CHECK(sc.strategy("a").locks.at("big").kind == "ticket");  // inherited entry copied into b, a unchanged
+  CHECK(sc.strategy("b").locks.at("big").kind == "mcs");
+  CHECK(sc.params.at("hold").time == vfssim::sim::nanoseconds(50));
+  CHECK(sc.variant("short").params.at("hold").time == vfssim::sim::nanoseconds(50));  // every variant's value
+  CHECK(sc.resolved_text.find("kind: mcs") != std::string::npos);
+  CHECK(sc.resolved_hash != load_scenario_string(kTwoStrategies, "settings.yaml").resolved_hash);
+  CHECK(sc.text == kTwoStrategies);  // the file's text stays the file's
+}
+
+TEST_CASE("an error in a setting is placed in the setting") {
+  auto message = [](const std::string& a) {
+    try {
+      (void)with({a});
+    } catch (const ScenarioError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(message("a.locks.big.kind=nope").rfind("--set 'a.locks.big.kind=nope':1:18: unknown lock kind 'nope'", 0) == 0);
+  CHECK(message("nope=1").rfind("--set 'nope=1':1:1: no parameter 'nope'; expected a parameter of the scenario (hold)", 0) == 0);
+  CHECK(message("a.locks.small.kind=mcs").find(":1:9: no 'small' in 'strategies.a.locks'; expected one of: big") !=
+        std::string::npos);
+  CHECK(message("a.locks.big.color=red").find(":1:13: unknown key 'color' in lock 'big'") != std::string::npos);
+  CHECK(message("hold").find(":1:1: 'hold' is not KEY=VALUE") != std::string::npos);
+  // an error elsewhere in the file still names the file
+  CHECK(message("workload.loop=[nosuch]").find("nosuch") != std::string::npos);
+}
