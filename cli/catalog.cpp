@@ -136,13 +136,10 @@ int cmd_machines(const std::vector<std::string>& args) {
   po::options_description hidden;
   std::vector<std::string> names;
   hidden.add_options()("name", po::value(&names));
-  po::options_description all;
-  all.add(opts).add(hidden);
   po::positional_options_description pos;
   pos.add("name", -1);
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-  po::notify(vm);
+  parse_command(args, opts, hidden, pos, vm);
   if (vm.count("help")) {
     std::cout << opts << "\nNAME: presets to show (default: all, from " << models::scenarios_dir() << "/machines)\n";
     return 0;
@@ -334,13 +331,10 @@ int cmd_new(const std::vector<std::string>& args) {
                                             "the file to write (default NAME.yaml; '-' for standard output)");
   po::options_description hidden;
   hidden.add_options()("template", po::value(&tmpl))("name", po::value(&name));
-  po::options_description all;
-  all.add(opts).add(hidden);
   po::positional_options_description pos;
   pos.add("template", 1).add("name", 1);
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-  po::notify(vm);
+  parse_command(args, opts, hidden, pos, vm);
   if (vm.count("help")) {
     std::cout << opts << "\nTEMPLATE:" << list << "\n";
     return 0;

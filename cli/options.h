@@ -32,6 +32,22 @@ inline void refuse_negative_unsigned(const boost::program_options::parsed_option
   }
 }
 
+// Parses `args` against `opts` (shown by --help) and `hidden` (the
+// positional arguments `pos` names) into `vm`, refusing negative values of
+// unsigned options.
+inline void parse_command(const std::vector<std::string>& args, const boost::program_options::options_description& opts,
+                          const boost::program_options::options_description& hidden,
+                          const boost::program_options::positional_options_description& pos,
+                          boost::program_options::variables_map& vm) {
+  namespace po = boost::program_options;
+  po::options_description all;
+  all.add(opts).add(hidden);
+  const po::parsed_options parsed = po::command_line_parser(args).options(all).positional(pos).run();
+  po::store(parsed, vm);
+  po::notify(vm);
+  refuse_negative_unsigned(parsed, vm);
+}
+
 // Parses `args` against `opts` plus one positional FILE into `file` and
 // `vm`. Prints `opts` and returns false on --help; throws po::error naming
 // `command` when FILE is missing.
@@ -41,14 +57,9 @@ inline bool parse_file_command(const std::vector<std::string>& args, const boost
   namespace po = boost::program_options;
   po::options_description hidden;
   hidden.add_options()("file", po::value(&file));
-  po::options_description all;
-  all.add(opts).add(hidden);
   po::positional_options_description pos;
   pos.add("file", 1);
-  const po::parsed_options parsed = po::command_line_parser(args).options(all).positional(pos).run();
-  po::store(parsed, vm);
-  po::notify(vm);
-  refuse_negative_unsigned(parsed, vm);
+  parse_command(args, opts, hidden, pos, vm);
   if (vm.count("help")) {
     std::cout << opts;
     return false;

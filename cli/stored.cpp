@@ -32,14 +32,9 @@ bool parse(const std::vector<std::string>& args, po::options_description& opts, 
            const std::vector<std::string>& names, std::vector<std::string>& values, po::variables_map& vm) {
   po::options_description hidden;
   hidden.add_options()("positional", po::value<std::vector<std::string>>());
-  po::options_description all;
-  all.add(opts).add(hidden);
   po::positional_options_description pos;
   pos.add("positional", -1);
-  const po::parsed_options parsed = po::command_line_parser(args).options(all).positional(pos).run();
-  po::store(parsed, vm);
-  po::notify(vm);
-  report::refuse_negative_unsigned(parsed, vm);
+  report::parse_command(args, opts, hidden, pos, vm);
   if (vm.count("help")) {
     std::cout << opts;
     return false;

@@ -99,15 +99,10 @@ int cmd_validate(const std::vector<std::string>& args) {
   po::options_description hidden;
   std::vector<std::string> paths;
   hidden.add_options()("path", po::value(&paths));
-  po::options_description all;
-  all.add(opts).add(hidden);
   po::positional_options_description pos;
   pos.add("path", -1);
   po::variables_map vm;
-  const po::parsed_options parsed = po::command_line_parser(args).options(all).positional(pos).run();
-  po::store(parsed, vm);
-  po::notify(vm);
-  report::refuse_negative_unsigned(parsed, vm);
+  report::parse_command(args, opts, hidden, pos, vm);
   if (vm.count("help")) {
     std::cout << opts << "\nPATH: scenario files or directories of *.yaml (default '" << models::scenarios_dir() << "/seed': the seed scenarios that come with vfssim)\n";
     return 0;
