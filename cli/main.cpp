@@ -1,7 +1,8 @@
 // vfssim: the command-line front end.
 //
 //   vfssim run FILE [--cpus 1,2,4] [--seed N] [--reps N] [--jobs N] [--db PATH] [--json [--json-profile-top N]]
-//                   [--plot PATH] [--next-bottleneck] [--max-events N] [--max-wall S] [--resume]
+//                   [--plot FILE.svg|FILE.png [--plot-y auto|linear|log]] [--progress auto|always|never]
+//                   [--next-bottleneck] [--max-events N] [--max-wall S] [--resume]
 //                   [--set KEY=VALUE]... [--free LOCK]... [--private LINE]...
 //   vfssim validate [PATH...] [--json] [--jobs N] [--reps N] [--db PATH]
 //   vfssim compare FILE --base A --new B [--cpus N] [--reps N] [--variant V] [--json]
@@ -29,6 +30,7 @@
 #include "cli/compare.h"
 #include "results/fits.h"
 #include "cli/options.h"
+#include "cli/progress.h"
 #include "results/plot.h"
 #include "results/report.h"
 #include "results/review.h"
@@ -92,7 +94,7 @@ std::vector<int> parse_cpu_list(const std::string& s) {
 
 int cmd_run(const std::vector<std::string>& args) {
   po::options_description opts("vfssim run FILE [options]");
-  std::string cpus, db = "vfssim.db", strategies, variants, plot;
+  std::string cpus, db = "vfssim.db", strategies, variants, plot, plot_y = "auto", progress_mode;
   std::uint64_t seed = 1;
   int reps = 1, depth = 1;
   unsigned jobs = 0;
@@ -107,11 +109,13 @@ int cmd_run(const std::vector<std::string>& args) {
     ("db", po::value(&db)->default_value("vfssim.db"), "results database (SQLite); '' to store nothing")
     ("json", "print one JSON document on stdout instead of tables")
     ("json-profile-top", po::value<std::size_t>(), "with --json: only the N largest profile entries of each point (default: all)")
-    ("plot", po::value(&plot), "write the curves as an SVG file")
+    ("plot", po::value(&plot), "write the curves to FILE.svg or FILE.png (one panel per variant)")
+    ("plot-y", po::value(&plot_y)->default_value(plot_y),
+     "y axis of --plot: auto (log when the values span more than 10x), linear, log")
     ("next-bottleneck", "run each point again without its bottleneck to find the next one (doubles the cost)")
     ("bottleneck-depth", po::value(&depth)->default_value(1),
-     "with --next-bottleneck: remove the bottleneck, re-run and name the next, this many times")
-    ("quiet,q", "no progress on stderr");
+     "with --next-bottleneck: remove the bottleneck, re-run and name the next, this many times");
+  report::add_progress_options(opts, progress_mode);
   report::DurableOptions durable;  // --max-events, --max-wall, --resume (cli/run_durable.h)
   report::add_durable_options(opts, durable);
   report::WhatIfOptions what_ifs;  // --set, --free, --private (cli/whatif.h)
@@ -124,6 +128,14 @@ int cmd_run(const std::vector<std::string>& args) {
   if (!vm["bottleneck-depth"].defaulted() && !vm.count("next-bottleneck"))
     throw po::error("--bottleneck-depth needs --next-bottleneck");
   if (vm.count("json-profile-top") && !vm.count("json")) throw po::error("--json-profile-top needs --json");
+  if (!vm["plot-y"].defaulted() && plot.empty()) throw po::error("--plot-y needs --plot");
+  report::PlotOptions plot_options;
+  try {
+    plot_options.y = report::parse_y_scale(plot_y);
+    if (!plot.empty()) report::check_plot_path(plot);  // before anything runs or is stored
+  } catch (const std::invalid_argument& e) {
+    throw po::error(e.what());
+  }
 
   const models::Scenario sc = models::load_scenario_file(file, {}, report::settings_of(what_ifs));
   models::SweepSpec spec;
@@ -168,6 +180,7 @@ int cmd_run(const std::vector<std::string>& args) {
   // sweep with what is done stored; budgets stop runaway points.
   durable.db = db;
   durable.quiet = vm.count("quiet") > 0;
+  durable.progress = report::progress_enabled(vm, progress_mode);
   durable.resume = vm.count("resume") > 0;
   durable.args = args;
   report::SweepOutcome outcome = report::run_durable_sweep(sc, spec, durable);
@@ -188,7 +201,7 @@ int cmd_run(const std::vector<std::string>& args) {
     for (const auto& cp : curve) groups.push_back(&cp.reps);
     what_if = report::next_bottlenecks(sc, groups, jobs, report::point_limits(durable.budget), depth);
   }
-  if (!plot.empty()) report::write_plot(plot, sc, curve);
+  if (!plot.empty()) report::write_plot(plot, sc, curve, plot_options);
 
   report::RunInfo info{seed, reps, std::nullopt};
   if (vm.count("json-profile-top")) {

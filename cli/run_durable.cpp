@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "cli/options.h"
+#include "cli/progress.h"
 
 namespace po = boost::program_options;
 
@@ -44,11 +45,13 @@ class SignalGuard {
   struct sigaction old_term_ {};
 };
 
-std::string series(const models::CurvePoint& cp) {
-  return cp.variant == "default" ? cp.strategy : cp.strategy + "/" + cp.variant;
+std::string series_name(const std::string& strategy, const std::string& variant) {
+  return variant == "default" ? strategy : strategy + "/" + variant;
 }
 
-std::string where(const models::CurvePoint& cp) { return series(cp) + " @ " + std::to_string(cp.cpus) + " CPUs"; }
+std::string where(const models::CurvePoint& cp) {
+  return series_name(cp.strategy, cp.variant) + " @ " + count_of(static_cast<std::size_t>(cp.cpus), "CPU");
+}
 
 // The curve points a sweep plans, in order, and its --free/--private
 // what-ifs: with the resolved scenario (--set applied), seed and
@@ -211,11 +214,12 @@ SweepOutcome run_durable_sweep(const models::Scenario& sc, const models::SweepSp
       }
       ++out.stored;
     };
-  const bool quiet = o.quiet;
-  auto progress = [quiet](std::size_t done, std::size_t total, const models::PointResult& p) {
-    if (!quiet)
-      std::cerr << "\r[" << done << "/" << total << "] " << p.spec.strategy << "/" << p.spec.variant << " @ "
-                << p.spec.cpus << " CPUs   " << std::flush;
+  Progress bar(o.progress, plan.points.size() - earlier.size() * static_cast<std::size_t>(plan.reps),
+               plan.reps > 1 ? "replication" : "point", std::cerr);
+  control.on_start = [&bar](const models::PointSpec&) { bar.start(); };
+  auto progress = [&bar](std::size_t, std::size_t total, const models::PointResult& p) {
+    bar.set_total(total);
+    bar.finish(series_name(p.spec.strategy, p.spec.variant) + " @ " + count_of(p.spec.cpus, "CPU"));
   };
 
   const auto t0 = std::chrono::steady_clock::now();
@@ -242,7 +246,6 @@ SweepOutcome run_durable_sweep(const models::Scenario& sc, const models::SweepSp
     }
     out.signal = g_signal;
   }
-  if (!quiet) std::cerr << "\r" << std::string(60, ' ') << "\r";
   out.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;
 }

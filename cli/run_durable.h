@@ -24,7 +24,8 @@ struct BudgetOptions {
 struct DurableOptions {
   BudgetOptions budget;
   bool resume = false;
-  bool quiet = false;
+  bool quiet = false;               // no notes on stderr (resuming, ...)
+  bool progress = false;            // draw progress (cli/progress.h decides)
   std::string db;                  // "" stores nothing
   std::vector<std::string> args;   // the command line after `run`, stored with the run
 };

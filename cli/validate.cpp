@@ -17,6 +17,7 @@
 #include <optional>
 #include <tuple>
 
+#include "cli/progress.h"
 #include "cli/run_durable.h"
 #include "results/score.h"
 #include "results/validation.h"
@@ -82,7 +83,7 @@ std::string format_cell(const models::Expectation& e, double v, double high, int
 
 int cmd_validate(const std::vector<std::string>& args) {
   po::options_description opts("vfssim validate [PATH...] [options]");
-  std::string db;
+  std::string db, progress_mode;
   std::uint64_t seed = 1;
   int reps = 1;
   unsigned jobs = 0;
@@ -93,8 +94,8 @@ int cmd_validate(const std::vector<std::string>& args) {
     ("jobs,j", po::value(&jobs)->default_value(0), "worker threads (default: all cores)")
     ("reps", po::value(&reps)->default_value(1), "replications per point (different derived seeds), averaged")
     ("seed", po::value(&seed)->default_value(1), "run seed")
-    ("db", po::value(&db)->default_value("vfssim.db"), "results database (SQLite); '' to store nothing")
-    ("quiet,q", "no progress on stderr");
+    ("db", po::value(&db)->default_value("vfssim.db"), "results database (SQLite); '' to store nothing");
+  add_progress_options(opts, progress_mode);
   add_budget_options(opts, budget);
   po::options_description hidden;
   std::vector<std::string> paths;
@@ -111,6 +112,7 @@ int cmd_validate(const std::vector<std::string>& args) {
   if (paths.empty()) paths.push_back((std::filesystem::path(models::scenarios_dir()) / "seed").string());
   const bool as_json = vm.count("json") > 0;
   const bool quiet = vm.count("quiet") > 0;
+  const bool show_progress = progress_enabled(vm, progress_mode);
 
   // Load everything first: a bad file stops the run before anything runs.
   std::vector<models::Scenario> scenarios;
@@ -134,20 +136,18 @@ int cmd_validate(const std::vector<std::string>& args) {
   const auto t0 = std::chrono::steady_clock::now();
   const std::size_t total = points.size() * static_cast<std::size_t>(reps);
   std::vector<models::PointResult> results(total);
-  std::mutex progress_mutex;
-  std::size_t done = 0;
-  sim::parallel_for(total, jobs == 0 ? sim::default_jobs() : jobs, [&](std::size_t i) {
-    const NeededPoint& k = points[i / static_cast<std::size_t>(reps)];
-    const int rep = static_cast<int>(i % static_cast<std::size_t>(reps));
-    models::PointSpec spec{k.ref.strategy, k.ref.cpus, rep, models::rep_seed(seed, rep), k.ref.variant};
-    results[i] = models::run_point(scenarios[k.scenario], spec, limits);
-    if (!quiet) {
-      std::lock_guard<std::mutex> lk(progress_mutex);
-      std::cerr << "\r[" << ++done << "/" << total << "] " << scenarios[k.scenario].name << ": " << k.ref.strategy
-                << "/" << k.ref.variant << " @ " << k.ref.cpus << " CPUs   " << std::flush;
-    }
-  });
-  if (!quiet && total > 0) std::cerr << "\r" << std::string(72, ' ') << "\r";
+  {
+    Progress bar(show_progress, total, reps > 1 ? "replication" : "point", std::cerr);
+    sim::parallel_for(total, jobs == 0 ? sim::default_jobs() : jobs, [&](std::size_t i) {
+      const NeededPoint& k = points[i / static_cast<std::size_t>(reps)];
+      const int rep = static_cast<int>(i % static_cast<std::size_t>(reps));
+      models::PointSpec spec{k.ref.strategy, k.ref.cpus, rep, models::rep_seed(seed, rep), k.ref.variant};
+      bar.start();
+      results[i] = models::run_point(scenarios[k.scenario], spec, limits);
+      bar.finish(scenarios[k.scenario].name + ": " + k.ref.strategy + "/" + k.ref.variant + " @ " +
+                 count_of(static_cast<std::size_t>(k.ref.cpus), "CPU"));
+    });
+  }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (report_budget_stops(results, "validate", std::cerr)) {
     std::cerr << "vfssim validate: no figure scored, nothing stored\n";

@@ -151,60 +151,91 @@ void print_curve_table(std::ostream& os, const std::vector<CurvePoint>& curve) {
   }
 }
 
+// Log y axis: a collapsed curve stays visible beside one 100x higher. A
+// cell two curves fall on shows '*' (never one letter over another); the
+// dotted segments between points never cover a mark.
 void print_chart(std::ostream& os, const std::vector<CurvePoint>& curve, int width, int height) {
   if (curve.empty()) return;
   std::vector<std::string> names;
   for (const auto& cp : curve)
     if (std::find(names.begin(), names.end(), series(cp)) == names.end()) names.push_back(series(cp));
-  double ymax = 0;
+  double lo = 0, hi = 0;
   int cmin = curve.front().cpus, cmax = curve.front().cpus;
   for (const auto& cp : curve) {
-    ymax = std::max(ymax, cp.ops_per_sec);
+    if (cp.ops_per_sec > 0) lo = lo == 0 ? cp.ops_per_sec : std::min(lo, cp.ops_per_sec);
+    hi = std::max(hi, cp.ops_per_sec);
     cmin = std::min(cmin, cp.cpus);
     cmax = std::max(cmax, cp.cpus);
   }
-  if (ymax <= 0) ymax = 1;
+  if (hi <= 0) lo = hi = 1;
+  double ly0 = std::log10(lo), ly1 = std::log10(hi);
+  if (ly1 - ly0 < 0.1) {  // a flat chart: a band of +-12% around it
+    ly0 -= 0.05;
+    ly1 += 0.05;
+  }
   const double lx0 = std::log2(cmin), lx1 = std::log2(cmax);
   std::vector<std::string> grid(height, std::string(width, ' '));
   auto col = [&](int cpus) {
     return lx1 > lx0 ? static_cast<int>(std::lround((std::log2(cpus) - lx0) / (lx1 - lx0) * (width - 1))) : 0;
   };
+  auto row = [&](double v) {
+    if (v <= 0) return height - 1;
+    return std::clamp(static_cast<int>(std::lround((ly1 - std::log10(v)) / (ly1 - ly0) * (height - 1))), 0, height - 1);
+  };
+  auto is_mark = [](char ch) { return ch != ' ' && ch != '.'; };
+  bool overlap = false;
   for (std::size_t si = 0; si < names.size(); ++si) {
     const char mark = static_cast<char>('A' + si % 26);
     int prev_c = -1, prev_r = -1;
     for (const auto& cp : curve) {
       if (series(cp) != names[si]) continue;
-      const int c = col(cp.cpus);
-      const int r = height - 1 - static_cast<int>(std::lround(cp.ops_per_sec / ymax * (height - 1)));
+      const int c = col(cp.cpus), r = row(cp.ops_per_sec);
       if (prev_c >= 0)  // dotted segment between points
         for (int x = prev_c + 1; x < c; ++x) {
           const int y = prev_r + (r - prev_r) * (x - prev_c) / std::max(1, c - prev_c);
           if (grid[y][x] == ' ') grid[y][x] = '.';
         }
-      grid[r][c] = mark;
+      char& cell = grid[r][c];
+      if (is_mark(cell) && cell != mark) {
+        cell = '*';
+        overlap = true;
+      } else {
+        cell = mark;
+      }
       prev_c = c;
       prev_r = r;
     }
   }
-  os << "\nops/s (max " << format_rate(ymax) << ")\n";
+  os << "\nops/s (log scale, max " << format_rate(hi) << ")\n";
   for (int r = 0; r < height; ++r) {
     char label[16];
-    const double v = ymax * (height - 1 - r) / (height - 1);
-    if (r % 4 == 0) std::snprintf(label, sizeof label, "%8s |", format_rate(v).c_str());
+    const double v = std::pow(10.0, ly1 - (ly1 - ly0) * r / (height - 1));
+    if (r % 4 == 0 || r == height - 1) std::snprintf(label, sizeof label, "%8s |", format_rate(v).c_str());
     else std::snprintf(label, sizeof label, "%8s |", "");
     os << label << grid[r] << "\n";
   }
-  os << std::string(9, ' ') << '+' << std::string(width, '-') << "\n" << std::string(10, ' ');
-  std::string axis(width, ' ');
-  for (const auto& cp : curve) {
-    const std::string t = std::to_string(cp.cpus);
-    int c = col(cp.cpus) - static_cast<int>(t.size()) / 2;
-    c = std::clamp(c, 0, width - static_cast<int>(t.size()));
-    for (std::size_t i = 0; i < t.size(); ++i) axis[c + i] = t[i];
+  // CPU labels: a label that would touch the one before goes on a second line.
+  os << std::string(9, ' ') << '+' << std::string(width, '-') << "\n";
+  std::vector<std::string> axis(2, std::string(width + 4, ' '));
+  int end[2] = {-2, -2};
+  std::vector<int> counts;
+  for (const auto& cp : curve) counts.push_back(cp.cpus);
+  std::sort(counts.begin(), counts.end());
+  counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+  for (int cpus : counts) {
+    const std::string t = std::to_string(cpus);
+    const int c = std::clamp(col(cpus) - static_cast<int>(t.size()) / 2, 0, width + 4 - static_cast<int>(t.size()));
+    const int line = c > end[0] + 1 ? 0 : 1;
+    if (line == 1 && c <= end[1] + 1) continue;  // no room on either line
+    axis[line].replace(c, t.size(), t);
+    end[line] = c + static_cast<int>(t.size()) - 1;
   }
-  os << axis << "  CPUs\n";
+  for (auto& a : axis) a.erase(a.find_last_not_of(' ') + 1);
+  os << std::string(10, ' ') << axis[0] << "  CPUs\n";
+  if (!axis[1].empty()) os << std::string(10, ' ') << axis[1] << "\n";
   for (std::size_t si = 0; si < names.size(); ++si)
     os << "          " << static_cast<char>('A' + si % 26) << " = " << names[si] << "\n";
+  if (overlap) os << "          * = two or more curves at the same place\n";
 }
 
 namespace {

@@ -7,6 +7,7 @@ packages=(
   clang libclang-rt-dev
   libboost-graph-dev libboost-math-dev libboost-program-options-dev libeigen3-dev
   libsqlite3-dev libyaml-cpp-dev nlohmann-json3-dev pybind11-dev doctest-dev
+  librsvg2-dev libcairo2-dev  # vfssim run --plot FILE.png (results/plot_png.cpp)
   python3-dev python3-numpy python3-pandas python3-matplotlib
   python3-nbclient python3-nbconvert python3-nbformat python3-ipykernel python3-pytest python3-tqdm python3-yaml
   python3-distributed

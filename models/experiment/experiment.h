@@ -102,6 +102,9 @@ struct SweepControl {
   // Called, one at a time, for each curve point once all its replications
   // are finished() (not for preloaded ones).
   std::function<void(const CurvePoint&)> on_curve_point;
+  // Called from the worker thread as each point (one replication) starts,
+  // concurrently with other calls: for progress that counts running points.
+  std::function<void(const PointSpec&)> on_start;
 };
 
 // The same sweep under control. Points not launched (cancelled, or after a

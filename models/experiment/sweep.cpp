@@ -199,6 +199,7 @@ std::vector<CurvePoint> run_sweep(const Scenario& scenario, const SweepSpec& spe
       todo.size(), spec.jobs == 0 ? sim::default_jobs() : spec.jobs,
       [&](std::size_t k) {
         const std::size_t i = todo[k];
+        if (control.on_start) control.on_start(plan.points[i]);
         PointResult res = run_point(scenario, plan.points[i], limits);
         const bool ok = finished(res);
         // A point that ran out of its budget is a sign for the rest: stop

@@ -410,7 +410,9 @@ with tempfile.TemporaryDirectory() as tmp:
     import xml.etree.ElementTree as ET
     ET.fromstring(svg_text)
     check(svg_text.count("<polyline") == 2, "one polyline per strategy")
-    check(svg_text.count('class="reported"') == 2, "reported ops_per_sec values are overlaid as hollow markers")
+    check(svg_text.count('class="reported value"') == 4,
+          "reported values in ops/s and in us per op (not shares) are overlaid as hollow circles")
+    check(svg_text.count('class="reported ratio"') == 1, "the reported ratio is drawn against its base")
     check("review-test" in svg_text and "free" in svg_text and "locked" in svg_text, "title and legend")
     human = run("run", good, "--db", "", "-q", "--next-bottleneck")
     check("scalability fits" in human.stdout and "bottleneck: big" in human.stdout,
