@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "results/report.h"
+
 namespace po = boost::program_options;
 
 namespace vfssim::report {
@@ -24,10 +26,6 @@ bool progress_enabled(const po::variables_map& vm, const std::string& mode) {
     return false;
   }
   return mode == "always" || (mode == "auto" && ::isatty(STDERR_FILENO) == 1);
-}
-
-std::string count_of(std::size_t n, const std::string& noun) {
-  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
 }
 
 std::string format_duration(double seconds) {

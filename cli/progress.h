@@ -20,8 +20,6 @@ void add_progress_options(boost::program_options::options_description& opts, std
 // throws po::error for a bad --progress or --quiet with --progress always.
 bool progress_enabled(const boost::program_options::variables_map& vm, const std::string& mode);
 
-// "1 CPU", "2 CPUs".
-std::string count_of(std::size_t n, const std::string& noun);
 // "0.4 s", "12 s", "3 min 05 s", "1 h 02 min".
 std::string format_duration(double seconds);
 

@@ -9,6 +9,7 @@
 
 #include "cli/options.h"
 #include "cli/progress.h"
+#include "results/report.h"
 
 namespace po = boost::program_options;
 
@@ -44,10 +45,6 @@ class SignalGuard {
   struct sigaction old_int_ {};
   struct sigaction old_term_ {};
 };
-
-std::string series_name(const std::string& strategy, const std::string& variant) {
-  return variant == "default" ? strategy : strategy + "/" + variant;
-}
 
 std::string where(const models::CurvePoint& cp) {
   return series_name(cp.strategy, cp.variant) + " @ " + count_of(static_cast<std::size_t>(cp.cpus), "CPU");

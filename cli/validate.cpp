@@ -19,6 +19,7 @@
 
 #include "cli/progress.h"
 #include "cli/run_durable.h"
+#include "results/report.h"
 #include "results/score.h"
 #include "results/validation.h"
 #include "results/store.h"

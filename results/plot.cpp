@@ -62,11 +62,7 @@ std::string gnum(double v) {
   return buf;
 }
 
-std::string series_name(const std::string& strategy, const std::string& variant) {
-  return variant == "default" ? strategy : strategy + "/" + variant;
-}
-
-std::string cpus_text(int cpus) { return std::to_string(cpus) + (cpus == 1 ? " CPU" : " CPUs"); }
+std::string cpus_text(int cpus) { return count_of(static_cast<std::size_t>(cpus), "CPU"); }
 
 // 1, 2 or 5 times a power of ten, at least `raw`.
 double nice_step(double raw) {

@@ -21,10 +21,7 @@ namespace {
 
 double us(sim::Duration d) { return static_cast<double>(d.count()) * 1e-6; }
 
-// "strategy" or "strategy/variant": one curve.
-std::string series(const CurvePoint& cp) {
-  return cp.variant == "default" ? cp.strategy : cp.strategy + "/" + cp.variant;
-}
+std::string series(const CurvePoint& cp) { return series_name(cp.strategy, cp.variant); }
 
 // The 1-CPU rate of each curve (strategy/variant) that has a 1-CPU point:
 // speedup and efficiency are relative to it, never to the sweep's first
@@ -79,6 +76,14 @@ json stats_json(const PointResult& p, std::optional<std::size_t> profile_top) {
     out[t.key] = std::move(list);
   });
   return out;
+}
+
+std::string series_name(const std::string& strategy, const std::string& variant) {
+  return variant == "default" ? strategy : strategy + "/" + variant;
+}
+
+std::string count_of(std::size_t n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
 }
 
 std::string format_rate(double v) {

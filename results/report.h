@@ -41,5 +41,9 @@ void print_lock_stat(std::ostream& os, const models::PointResult& p);
 void print_profile(std::ostream& os, const models::PointResult& p, std::size_t top = 8);
 
 std::string format_rate(double ops_per_sec);
+// "strategy", or "strategy/variant" outside the default variant: one curve.
+std::string series_name(const std::string& strategy, const std::string& variant);
+// "1 CPU", "2 CPUs": n and the noun, plural unless n is 1.
+std::string count_of(std::size_t n, const std::string& noun);
 
 }  // namespace vfssim::report
