@@ -14,6 +14,7 @@ const char* object_kind_of(InstrKind k) {
     case InstrKind::kRelease:
     case InstrKind::kLockrefFast: return "lock";
     case InstrKind::kAtomic:
+    case InstrKind::kCmpxchg:
     case InstrKind::kLoad:
     case InstrKind::kSumPerCpu:
     case InstrKind::kPercpuCount: return "line";

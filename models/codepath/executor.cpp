@@ -314,10 +314,17 @@ void Executor::run(std::size_t t, sim::Time at, bool from_event) {
       Lock* lock = task.locks[in.slot];
       if (lock->held()) {
         ++task.pc;  // slow path: the spinlock
-      } else {
-        finish(task, at, lock->cmpxchg_word(task.cpu, at));
-        task.pc = in.jump;
+        return true;
       }
+      const CmpxchgOutcome o = lock->cmpxchg_word(task.cpu, at, cmpxchg_loop(in));
+      finish(task, at, o.done);
+      task.pc = o.gave_up ? task.pc + 1 : in.jump;  // tries exhausted: the spinlock
+      return true;
+    }
+    case InstrKind::kCmpxchg: {
+      const CmpxchgOutcome o = run_cmpxchg_loop(*task.lines[in.slot], topo_, task.cpu, at, cmpxchg_loop(in));
+      finish(task, at, o.done);
+      task.pc = o.gave_up ? task.pc + 1 : in.jump;  // tries exhausted: the fallback steps
       return true;
     }
     case InstrKind::kAtomic: finish(task, at, task.lines[in.slot]->rmw(topo_, task.cpu, at)); break;

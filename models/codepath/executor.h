@@ -157,6 +157,7 @@ class Executor final : public sim::EventHandler {
   void seq_write_end(Task& task, const Instr& in, sim::Time& at);
   void synchronize_rcu(std::size_t t, sim::Time at);
   // A step's model returned `done`: charge the time to the step, move on.
+  CmpxchgLoop cmpxchg_loop(const Instr& in) const { return {in.aux != 0, in.count, topo_.pause()}; }
   void finish(Task& task, sim::Time& at, sim::Time done) {
     profile_.charge(task.pc, done - at);
     at = done;

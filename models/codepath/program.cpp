@@ -110,6 +110,14 @@ class Compiler {
     return static_cast<std::uint32_t>(p_.frames.size() - 1);
   }
 
+  // A cmpxchg loop's instruction: `count` its retries, `aux` its relax.
+  Instr cmpxchg_instr(InstrKind kind, std::uint32_t slot, const Step& st) {
+    Instr in = make_instr(kind, LockMode::kExclusive, slot);
+    in.count = st.retries;
+    in.aux = st.relax ? 1 : 0;
+    return in;
+  }
+
   void lock_section(const std::string& lock, LockMode mode, std::uint32_t f, const Step& st,
                     const std::vector<Step>* body, const TimeDist* hold) {
     const auto slot = lock_slot(lock);
@@ -209,13 +217,21 @@ class Compiler {
           break;
         }
         case StepKind::kLockref: {
-          // lockref_get: cmpxchg on the lock+count word while the lock is
-          // free (lib/lockref.c CMPXCHG_LOOP); else the spinlock.
+          // lockref_get: cmpxchg loop on the lock+count word while the lock
+          // is free (lib/lockref.c CMPXCHG_LOOP); held, or the tries
+          // exhausted: the spinlock.
           const auto slot = lock_slot(st.target);
           const std::uint32_t at = here();
-          emit(make_instr(InstrKind::kLockrefFast, LockMode::kExclusive, slot), frame, symbol("lockref_get"), st.target,
-               st.mark);
+          emit(cmpxchg_instr(InstrKind::kLockrefFast, slot, st), frame, symbol("lockref_get"), st.target, st.mark);
           lock_section(st.target, LockMode::kExclusive, frame, st, nullptr, &st.time);
+          p_.code[at].jump = here();
+          break;
+        }
+        case StepKind::kCmpxchg: {
+          // A cmpxchg loop on the line; tries exhausted: the fallback steps.
+          const std::uint32_t at = here();
+          emit(cmpxchg_instr(InstrKind::kCmpxchg, line_slot(st.target), st), frame, sym, st.target, st.mark);
+          steps(st.body, frame);
           p_.code[at].jump = here();
           break;
         }
@@ -353,6 +369,7 @@ class Compiler {
       if (w.lockref) {
         Step x = make(StepKind::kLockref);
         x.target = d + ".d_lock";
+        x.retries = kLockrefRetries;
         x.time = TimeDist::fixed(Duration{0});
         out.push_back(x);
       } else {

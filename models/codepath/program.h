@@ -29,7 +29,8 @@ enum class InstrKind : std::uint8_t {
   kJump,           // local: go to `jump`
   kSleep,          // local: blocked for `time` (idle, not CPU time)
   kPercpuCount,    // local: per-CPU counter `aux` += 1; below `count` go to `jump`, else reset and fall through
-  kLockrefFast,    // lock `slot` free: cmpxchg its word and go to `jump`; held: fall through to the spinlock
+  kLockrefFast,    // lock `slot` free: cmpxchg loop on its word (`count` retries, `aux` relax), then `jump`;
+                   //   held or the tries exhausted: fall through to the spinlock
   kSeqBegin,       // read_seqbegin on seqcount `slot`
   kSeqRetry,       // read_seqretry: retry -> `jump` (begin), or after `count` retries -> `jump2`; ok -> `aux`
   kSeqWriteBegin,
@@ -40,6 +41,7 @@ enum class InstrKind : std::uint8_t {
   kCallRcu,        // callback costing `time`, run after a grace period
   kPoolAlloc,      // `count` pages from pool `slot`: fast path -> `jump`; below low: fall into direct reclaim
   kPoolReclaimed,  // direct reclaim done: `aux` pages back to pool `slot`, then the allocation's `count` taken
+  kCmpxchg,        // cmpxchg loop on line `slot` (`count` retries, `aux` relax): ok -> `jump`; exhausted: fall through
   kEndIteration,
 };
 

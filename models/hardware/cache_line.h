@@ -37,6 +37,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <queue>
 #include <vector>
 
 #include "models/hardware/topology.h"
@@ -136,6 +138,25 @@ class CacheLine {
     if (busy_until_ < at) busy_until_ = at;
   }
 
+  // CPUs inside a cmpxchg retry loop on this line (models/kernel/
+  // cmpxchg_loop.h): how many are still in one at `now` (each counts until
+  // the completion computed for it), and a CPU entering one until `until`.
+  int in_loop(Time now) {
+    while (!loop_until_.empty() && loop_until_.top() <= now) loop_until_.pop();
+    return static_cast<int>(loop_until_.size());
+  }
+  void enter_loop(Time until) { loop_until_.push(until); }
+  // `grants` more grants of the line to `cpu` (its RMW having just made it
+  // the owner), each costing `each`: a cmpxchg loop's retries, computed
+  // together rather than requested one by one.
+  void occupy(int cpu, std::int64_t grants, Duration each) {
+    if (grants <= 0) return;
+    stats_.rmws += static_cast<std::uint64_t>(grants);
+    stats_.bounces += static_cast<std::uint64_t>(grants);
+    owner_ = cpu;
+    busy_until_ += each * grants;
+  }
+
   int owner() const { return owner_; }
   int sharer_count() const { return sharer_count_; }
   Time busy_until() const { return busy_until_; }
@@ -171,6 +192,8 @@ class CacheLine {
   int any_sharer_ = -1;  // the most recent sharer: the source of the next transfer
   std::vector<std::uint64_t> sharers_;
   Time busy_until_{};
+  // Completion times of the CPUs in a cmpxchg loop here (earliest on top).
+  std::priority_queue<Time, std::vector<Time>, std::greater<>> loop_until_;
   LineStats stats_;
 };
 

@@ -93,6 +93,9 @@ struct TopologySpec {
   int core_level = 0;
   Duration local_hit{1000};     // load of a line this CPU already holds
   Duration local_atomic{10000};  // atomic RMW on a line held exclusively here
+  // What one cpu_relax() costs (x86 PAUSE): a `relax: true` cmpxchg loop
+  // pauses this long after a failed try. 0: not given (such loops refused).
+  Duration pause{0};
   // Extra cost of a store or RMW per other CPU sharing the line (invalidations).
   Duration invalidate_per_sharer{0};
   // Throughput of a core with all its hardware threads busy, relative to
@@ -128,6 +131,7 @@ class Topology {
   }
   Duration local_hit() const { return spec_.local_hit; }
   Duration local_atomic() const { return spec_.local_atomic; }
+  Duration pause() const { return spec_.pause; }
   Duration invalidate_per_sharer() const { return spec_.invalidate_per_sharer; }
   const Coherence& coherence() const { return spec_.coherence; }
   // Whether two CPUs sit in one outermost element (socket, package).

@@ -27,7 +27,7 @@ class FreeLock final : public Lock {
   }
   Time release(int, Time now, LockMode, std::vector<Grant>&) override { return now; }
   bool held() const override { return false; }
-  Time cmpxchg_word(int, Time now) override { return now; }
+  CmpxchgOutcome cmpxchg_word(int, Time now, const CmpxchgLoop&) override { return {now}; }
 };
 
 }  // namespace vfssim::models

@@ -14,6 +14,7 @@
 
 #include "models/hardware/cache_line.h"
 #include "models/hardware/topology.h"
+#include "models/kernel/cmpxchg_loop.h"
 #include "sim/rng.h"
 #include "sim/time.h"
 
@@ -90,10 +91,13 @@ class Lock {
   // shared word, such as up_read, costs the releaser a transfer).
   virtual Time release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) = 0;
 
-  // For lockref: whether the lock is held, and a cmpxchg on its word by
-  // `cpu` at `now` (returns when it completes). Spinlocks only.
+  // For lockref: whether the lock is held, and lockref's cmpxchg loop on
+  // its word by `cpu` at `now` (models/kernel/cmpxchg_loop.h). Spinlocks only.
   virtual bool held() const { return true; }
-  virtual Time cmpxchg_word(int cpu, Time now) { (void)cpu; return now; }
+  virtual CmpxchgOutcome cmpxchg_word(int cpu, Time now, const CmpxchgLoop& loop) {
+    (void)cpu, (void)loop;
+    return {now};
+  }
 
   // The cache line of the lock word, when data may live on it (`lines:
   // NAME: {on: LOCK}`): a spinlock's word; nullptr for kinds without one.

@@ -186,7 +186,9 @@ class FifoSpinlock : public Lock {
   Time release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) override;
 
   bool held() const override { return holder_ >= 0; }
-  Time cmpxchg_word(int cpu, Time now) override { return line_.rmw(*topo_, cpu, now); }
+  CmpxchgOutcome cmpxchg_word(int cpu, Time now, const CmpxchgLoop& loop) override {
+    return run_cmpxchg_loop(line_, *topo_, cpu, now, loop);
+  }
 
   int holder() const { return holder_; }
   std::size_t waiters() const { return waiters_.size(); }

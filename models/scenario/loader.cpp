@@ -168,6 +168,7 @@ Scenario load_from(const std::string& text, const std::string& file, const std::
     for (const auto& v : sc.variants) {
       check_references(s, v.workload.loop, v.workload.loop_mark, sc.params);
       check_seq_writers(s, v.workload);
+      check_relax(s, v.machine);
     }
   if (root["expect"]) sc.expect = parse_expect(r, root["expect"], sc);
   sc.resolved_text = resolved_document(r, root, sc, file, machine_dirs);

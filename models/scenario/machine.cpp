@@ -127,7 +127,7 @@ TopologySpec parse_machine(const Reader& r, const YAML::Node& n, const std::stri
   TopologySpec t;
   r.expect_map(n, "machine");
   r.only_keys(n, "machine", {"machine", "description", "levels", "numa", "core", "interconnect", "local_hit",
-                             "local_atomic", "invalidate_per_sharer", "smt_throughput", "matrix", "coherence"});
+                             "local_atomic", "pause", "invalidate_per_sharer", "smt_throughput", "matrix", "coherence"});
   t.name = n["machine"] ? r.name(n["machine"], "machine name") : name_hint;
   if (n["description"]) t.description = r.scalar(n["description"], "description");
   parse_levels(r, n, t);
@@ -147,6 +147,7 @@ TopologySpec parse_machine(const Reader& r, const YAML::Node& n, const std::stri
   parse_interconnect(r, n, t);
   t.local_hit = r.duration(r.require(n, "local_hit", "machine"), "local_hit", false);
   t.local_atomic = r.duration(r.require(n, "local_atomic", "machine"), "local_atomic", false);
+  if (n["pause"]) t.pause = r.duration(n["pause"], "pause", false);
   if (n["invalidate_per_sharer"]) t.invalidate_per_sharer = r.duration(n["invalidate_per_sharer"], "invalidate_per_sharer", false);
   if (const auto smt = n["smt_throughput"]) t.smt_throughput = parse_smt_throughput(r, smt, t);
   if (const auto c = n["coherence"]) t.coherence = parse_coherence(r, c);

@@ -140,7 +140,7 @@ enum class StepKind {
   kBranch,          // branch: P, then: [...], else: [...]
   kSleep,           // sleep: TIME                        blocked, not CPU time
   kPercpuAdd,       // percpu_add: LINE, batch: N, counter_lock: L  (percpu_counter)
-  kLockref,         // lockref: L, hold: TIME             cmpxchg, or the spinlock
+  kLockref,         // lockref: L, hold: TIME (relax, retries)   CMPXCHG_LOOP, or the spinlock
   kSeqRead,         // seq_read: S, body: [...] (retries: N, fallback: L)
   kSeqWrite,        // seq_write: S, body: [...]
   kRcuRead,         // rcu_read: [...]
@@ -150,6 +150,7 @@ enum class StepKind {
   kWalk,            // walk: [dentries], mode: rcu|ref     path lookup (expanded at compile time)
   kDecAndLock,      // dec_and_lock: LINE, spinlock: L, last: P, hold: TIME   atomic_dec_and_lock
   kAlloc,           // alloc: POOL, pages: N, reclaim: [...], reclaimed: M   page allocation, direct reclaim below low
+  kCmpxchg,         // cmpxchg: LINE (relax, retries, fallback: [...])   compare-and-swap retry loop
 };
 
 // A path walk (fs/namei.c), expanded into steps when the program is compiled.
@@ -182,6 +183,8 @@ struct Step {
   std::string when;             // "if: PARAM": the step exists only when the switch is on
   bool when_negated = false;    // "if: '!PARAM'"
   bool unlocked = false;        // seq_write: writers serialised by an order the model holds no lock for
+  bool relax = false;           // lockref, cmpxchg: cpu_relax() after a failed cmpxchg (models/kernel/cmpxchg_loop.h)
+  int retries = 0;              // lockref, cmpxchg: the most tries, then the spinlock / fallback; 0: no limit
   std::string probability_param;  // "branch: $name"
   std::string count_param;        // "repeat: $name"
   WalkSpec walk;

@@ -56,6 +56,8 @@ void resolve_extends(std::vector<Strategy>& strategies);
 // Every seq_write serialised by a lock its writers share, for a workload's
 // kind of tasks and loop (a variant may change them).
 void check_seq_writers(const Strategy& s, const Workload& w);
+// A cmpxchg loop with `relax: true` needs the machine's `pause:`.
+void check_relax(const Strategy& s, const TopologySpec& machine);
 // Every name a strategy uses must exist, and op calls must not recurse.
 void check_references(const Strategy& s, const std::vector<std::string>& loop, const SourceMark& loop_mark,
                       const Params& params);

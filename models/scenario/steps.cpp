@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "models/kernel/cmpxchg_loop.h"
 #include "models/kernel/lock_kinds.h"
 
 namespace vfssim::models::parse {
@@ -52,9 +53,36 @@ void check_lock(const StepRefs& refs, const Step& st) {
                         "mode: read only on a reader/writer kind (rwsem, rwlock, brlock)");
 }
 
+// relax: and retries: of a cmpxchg loop (models/kernel/cmpxchg_loop.h).
+// `retries: 0` (no limit) only where there is no fallback to give up to.
+void parse_cmpxchg_loop(const Reader& r, const YAML::Node& n, Step& s, int default_retries, int min_retries) {
+  if (n["relax"]) s.relax = r.boolean(n["relax"], "relax");
+  s.retries = default_retries;
+  if (n["retries"]) s.retries = static_cast<int>(r.integer(n["retries"], "retries", min_retries, 1000000));
+}
+
+// lib/lockref.c: 100 tries since 893a7d32e8e0 (v5.2; `retries: 0`, no
+// limit, before); no cpu_relax() since f5fe24ef17b5 (v6.2): the defaults
+// are today's kernel.
 void parse_lockref(const Reader& r, const YAML::Node& n, Step& s, const std::string& what) {
   s.target = r.name(n["lockref"], "lock name of the " + what);
   s.time = r.time_dist(r.require(n, "hold", "the " + what), "slow-path hold time of the " + what, false);
+  parse_cmpxchg_loop(r, n, s, kLockrefRetries, 0);
+}
+
+// A plain cmpxchg loop (atomic_inc_unless_negative, try_cmpxchg loops)
+// retries until it succeeds; one that gives up after `retries` runs its
+// `fallback` steps (the caller's slow path), so the two come together.
+void parse_cmpxchg(const Reader& r, const YAML::Node& n, Step& s, const std::string& what) {
+  s.target = r.name(n["cmpxchg"], "line name of the " + what);
+  parse_cmpxchg_loop(r, n, s, 0, 1);
+  if (static_cast<bool>(n["retries"]) != static_cast<bool>(n["fallback"]))
+    r.fail(n, "the " + what + " gives only one of 'retries' and 'fallback'",
+           "both (give up after N tries and run the fallback steps) or neither (retry until it succeeds)");
+  if (n["fallback"]) {
+    s.has_body = true;
+    s.body = body_of(r, n, "fallback", true, what);
+  }
 }
 
 void check_lockref(const StepRefs& refs, const Step& st) { refs.need_lock(st.target, st.mark, true); }
@@ -236,8 +264,10 @@ const std::vector<StepKindRow>& step_kinds() {
       {"sleep", StepKind::kSleep, {}, true, T::kNone, "sleep (local, idle)", parse_sleep},
       {"percpu_add", StepKind::kPercpuAdd, {"batch", "counter_lock"}, true, T::kLine,
        "percpu count (local); every batch-th: acquire, atomic, release", parse_percpu_add, check_percpu_add},
-      {"lockref", StepKind::kLockref, {"hold"}, true, T::kLock, "lockref fast path (cmpxchg), else acquire, hold, release",
-       parse_lockref, check_lockref},
+      {"lockref", StepKind::kLockref, {"hold", "relax", "retries"}, true, T::kLock,
+       "lockref fast path (cmpxchg loop), else acquire, hold, release", parse_lockref, check_lockref},
+      {"cmpxchg", StepKind::kCmpxchg, {"relax", "retries", "fallback"}, true, T::kLine,
+       "cmpxchg loop on the line; retries exhausted: the fallback", parse_cmpxchg},
       {"seq_read", StepKind::kSeqRead, {"body", "retries", "fallback"}, true, T::kSeqcount,
        "seq begin, body, seq retry (fallback: acquire, body, release)", parse_seq_read, check_seq},
       {"seq_write", StepKind::kSeqWrite, {"body", "unlocked"}, true, T::kSeqcount, "seq write begin, body, seq write end",

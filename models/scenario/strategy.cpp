@@ -353,4 +353,19 @@ void check_references(const Strategy& s, const std::vector<std::string>& loop, c
 }
 
 
+void check_relax(const Strategy& s, const TopologySpec& machine) {
+  if (machine.pause > Duration{0}) return;
+  const auto walk = [&](const auto& self, const std::vector<Step>& steps) -> void {
+    for (const Step& st : steps) {
+      if (st.relax)
+        throw ScenarioError(st.mark, "strategy '" + s.name + "' has a cmpxchg loop with relax: true on machine '" +
+                                         machine.name + "', which gives no 'pause'",
+                            "the machine's 'pause: TIME' (what one cpu_relax() costs), or relax: false");
+      self(self, st.body);
+      self(self, st.else_body);
+    }
+  };
+  for (const auto& [name, op] : s.ops) walk(walk, op.steps);
+}
+
 }  // namespace vfssim::models::parse

@@ -590,5 +590,22 @@ with tempfile.TemporaryDirectory() as tmp:
     check(shown["ci95"] == [lo2, hi2] and shown["lock_stat_rw"] and shown["contention_points"],
           "show --json reads the interval, -R/-W rows and contention points back")
 
+# ---- cmpxchg loops: lockref relax true/false, the generic cmpxchg step (tests/scenarios/lockref-cmpxchg.yaml) ----
+lr = run("run", os.path.join(src, "tests/scenarios/lockref-cmpxchg.yaml"), "--cpus", "1,96", "--json", "--db", "", "-q")
+check(lr.returncode == 0, "lockref-cmpxchg runs: " + lr.stderr[-300:])
+if lr.returncode == 0:
+    lpts = {(p["strategy"], p["cpus"]): p for p in json.loads(lr.stdout)["points"]}
+    names = ["no-relax", "relax", "relax-unbounded", "cmpxchg", "cmpxchg-fallback"]
+    one = {lpts[(n, 1)]["ops_per_sec"] for n in names}
+    check(len(one) == 1, f"lockref-cmpxchg: one CPU, every loop is one cmpxchg: the same rate {sorted(one)}")
+    nr, rx = lpts[("no-relax", 96)]["ops_per_sec"], lpts[("relax", 96)]["ops_per_sec"]
+    check(nr > 10 * rx, f"lockref at 96 CPUs: relax: false ({nr:.0f}/s) far ahead of relax: true ({rx:.0f}/s)")
+    check(lpts[("relax-unbounded", 96)]["ops_per_sec"] == rx,
+          "lockref at 96 CPUs: 95 others in the loop take 95 tries, under 100: the limit never bites")
+    check(lpts[("cmpxchg", 96)]["ops_per_sec"] == nr, "cmpxchg on a plain line = lockref's fast path on a free lock")
+    fb = {l["name"]: l for l in lpts[("cmpxchg-fallback", 96)]["lock_stat"]}
+    check(fb["d_lock"]["acquisitions"] > 0 and not any(l["acquisitions"] for l in lpts[("cmpxchg", 96)]["lock_stat"]),
+          "cmpxchg with retries: 2 takes its fallback's lock at 96 CPUs; without retries it never does")
+
 print(f"cli: {len(failures)} failed")
 sys.exit(1 if failures else 0)
