@@ -47,13 +47,26 @@ def test_scenarios_points_and_sweeps_pickle():
 
 
 def test_a_pickled_scenario_needs_no_preset_files(tmp_path):
-    """A worker on another machine has no scenarios/machines: the scenario travels resolved."""
-    blob = tmp_path / "sc.pickle"
-    blob.write_bytes(pickle.dumps(vfssim.Scenario.load(SCENARIO).native))
-    code = ("import pickle, sys, vfssim; n = pickle.loads(open(sys.argv[1], 'rb').read()); "
+    """A worker on another machine has no scenarios/machines: the scenario travels resolved. The
+    scenario is loaded from a copy beside a copy of its preset, both deleted before the worker
+    (a process where no preset can be found) unpickles and runs it."""
+    import shutil
+
+    (tmp_path / "seed").mkdir()
+    (tmp_path / "machines").mkdir()
+    shutil.copy(SCENARIO, tmp_path / "seed" / SCENARIO.name)
+    shutil.copy(ROOT / "scenarios/machines/power5p-64.yaml", tmp_path / "machines")
+    blob = pickle.dumps(vfssim.Scenario.load(tmp_path / "seed" / SCENARIO.name).native)
+    shutil.rmtree(tmp_path / "seed")
+    shutil.rmtree(tmp_path / "machines")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "sc.pickle").write_bytes(blob)
+    code = ("import pickle, sys, vfssim; assert vfssim._vfssim.find_machine_file('power5p-64', []) == ''; "
+            "n = pickle.loads(open(sys.argv[1], 'rb').read()); "
             "print(vfssim._vfssim.run_point(n, 'baseline', 2)['ops_per_sec'])")
-    env = {**ENV, "VFSSIM_MACHINES": str(tmp_path)}
-    r = subprocess.run([sys.executable, "-c", code, str(blob)], capture_output=True, text=True, cwd=tmp_path, env=env)
+    env = {**ENV, "VFSSIM_SCENARIOS": str(tmp_path / "empty"), "VFSSIM_MACHINES": str(tmp_path / "empty")}
+    r = subprocess.run([sys.executable, "-c", code, str(tmp_path / "sc.pickle")], capture_output=True, text=True,
+                       cwd=tmp_path, env=env)
     assert r.returncode == 0, r.stderr
     assert float(r.stdout) == vfssim.Scenario.load(SCENARIO).run_point("baseline", 2).ops_per_sec
 
