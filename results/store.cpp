@@ -368,13 +368,12 @@ Store::Store(const std::string& path) : path_(path) {
       exec("PRAGMA user_version=" + std::to_string(v + 1));
       exec("COMMIT");
     }
-  } catch (const StoreError& e) {
+  } catch (const StoreError&) {
     sqlite3_close(db_);
     db_ = nullptr;
-    // SQLite's errors name the file already (by its full path).
-    std::string what = e.what();
-    if (what.find(path) != 0 && what.find('/') != 0) what = path + ": " + what;
-    throw StoreError(what);
+    // Every message names the file: the refusals above by `path`,
+    // SQLite's errors by its full name (sqlite_error).
+    throw;
   }
 }
 

@@ -44,10 +44,6 @@ def _run_point_task(native, point, seed):
     return result["native"]
 
 
-def _done(future):
-    return future.done()
-
-
 def run_points(native, points, seed, executor, progress=None, retries=3):
     """Runs `points` ([(strategy, variant, cpus, rep, free_locks, private_lines)], as
     _vfssim.run_points takes them) on `executor`; returns their NativePoints in order.
@@ -60,7 +56,7 @@ def run_points(native, points, seed, executor, progress=None, retries=3):
     done = 0
     try:
         while pending:
-            ready = [i for i in pending if _done(futures[i])]
+            ready = [i for i in pending if futures[i].done()]
             if not ready:
                 time.sleep(0.005)
                 continue
