@@ -93,6 +93,14 @@ for target in fuzz_scenario fuzz_run; do
     tail -n 4
   junit "$results/$target.xml" "$target for ${fuzz_seconds} s" $rc $(( $(date +%s) - t0 )) "$fuzz_log"
   echo "$target: $([ $rc -eq 0 ] && echo "no finding in ${fuzz_seconds} s" || echo "FINDING (see $fuzz_log; input in $fuzz/artifacts/)")"
+  # A finding must be reproducible from this output alone (CI keeps no
+  # files): the report with its stack, and the input, base64, when small.
+  if [ $rc -ne 0 ]; then
+    grep -n -m 1 -A 40 -E "runtime error|ERROR: |terminate called|what\(\)|Assertion" "$fuzz_log" | head -n 60
+    for a in "$fuzz"/artifacts/"$target"-*; do
+      [ -f "$a" ] && [ "$(stat -c %s "$a")" -le 16384 ] && { echo "input $a (base64):"; base64 -w 100 "$a"; }
+    done
+  fi
   [ $rc -eq 0 ] || fuzz_rc=$rc
 done
 

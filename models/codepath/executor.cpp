@@ -283,9 +283,10 @@ void Executor::run(std::size_t t, sim::Time at, bool from_event) {
   }
   task.pc = 0;
   if (at > config_.end) return false;  // past the window: this task is done
-  // A random time may draw 0 (compute: {exp: 1ns}); a loop that can take
-  // no time at all is refused before the run (iteration_can_take_time), so
-  // only a long run of zero-time iterations means the clock cannot advance.
+  // A random time may draw 0 (compute: {exp: 1ns}), a branch may skip every
+  // timed step; a loop that would stall by chance is refused before the run
+  // (zero_time_probability), so only a long run of zero-time iterations
+  // means the clock cannot advance.
   if (at == task.last_iteration_end) {
     if (++task.zero_time_iterations > kMaxZeroTimeIterations)
       throw InvariantViolation("the loop took no simulated time " + std::to_string(kMaxZeroTimeIterations) +

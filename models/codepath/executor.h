@@ -102,9 +102,15 @@ class Executor final : public sim::EventHandler {
   // The first `max_listed` blocked tasks, and how many more.
   std::string waits(std::size_t max_listed) const { return models::waits(wait_snapshot(), max_listed); }
 
+  // A task whose loop ends this many iterations in a row at one instant has
+  // stalled. plan_sweep refuses loops that would stall by chance: those
+  // whose iterations take time with probability below 1 - kMaxZeroTimeShare
+  // (zero_time_probability).
+  static constexpr std::uint32_t kMaxZeroTimeIterations = 10000;
+  static constexpr double kMaxZeroTimeShare = 0.99;
+
  private:
   enum EventKind : std::uint32_t { kResume = 0, kWarmupEnd = 1, kGracePeriodEnd = 2 };
-  static constexpr std::uint32_t kMaxZeroTimeIterations = 10000;
 
   struct SeqFrame {
     std::uint64_t seq;    // the model's sequence at read_seqbegin

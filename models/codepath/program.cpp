@@ -2,6 +2,7 @@
 #include "models/kernel/lock_kinds.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 namespace vfssim::models {
@@ -460,31 +461,52 @@ Program compile_program(const Strategy& strategy, const std::vector<std::string>
   return Compiler(strategy, params, max_instructions).run(loop);
 }
 
-bool iteration_can_take_time(const Program& program) {
-  for (const Instr& in : program.code) {
-    switch (in.kind) {
-      case InstrKind::kCompute:
-      case InstrKind::kSleep:
-        // A parameter's time was resolved at compile time into `a` (and `b`).
-        if (in.time.a > Duration{0} || in.time.b > Duration{0}) return true;
-        break;
-      case InstrKind::kBranch:
-      case InstrKind::kJump:
-      case InstrKind::kEndIteration:
-      case InstrKind::kRcuReadLock:
-      case InstrKind::kRcuReadUnlock:
-      // Shared steps that cost nothing themselves: call_rcu's callback runs
-      // only after a grace period (a loop of call_rcu alone would queue
-      // callbacks at one instant forever), and the pool's bookkeeping.
-      case InstrKind::kCallRcu:
-      case InstrKind::kPoolAlloc:
-      case InstrKind::kPoolReclaimed:
-        break;
-      default:
-        return true;  // a shared step: it costs the machine's time, and yields to the engine
+double zero_time_probability(const Program& program, const std::vector<std::string>& free_locks) {
+  // q[pc]: the probability that from `pc` the iteration reaches its end
+  // with no time spent. Timed steps are 0, kEndIteration 1; the rest take
+  // their successors' values. Start at 1 everywhere and iterate: jumps are
+  // mostly forward (repeats are unrolled), so a pass in reverse order
+  // settles them; a backward zero-time edge converges geometrically.
+  const std::vector<Instr>& code = program.code;
+  const std::size_t n = code.size();
+  auto lock_is_free = [&](const Instr& in) {
+    const std::string& name = program.locks.at(in.slot).name;
+    return std::find(free_locks.begin(), free_locks.end(), name) != free_locks.end();
+  };
+  std::vector<double> q(n + 1, 1.0);
+  auto at = [&](std::size_t pc) { return pc < n ? q[pc] : 1.0; };
+  for (int pass = 0; pass < 1000; ++pass) {
+    double change = 0;
+    for (std::size_t i = n; i-- > 0;) {
+      const Instr& in = code[i];
+      double v = 0;
+      switch (in.kind) {
+        case InstrKind::kCompute:
+        case InstrKind::kSleep:
+          // A parameter's time was resolved at compile time into `a` (and `b`).
+          v = (in.time.a > Duration{0} || in.time.b > Duration{0}) ? 0.0 : at(i + 1);
+          break;
+        case InstrKind::kBranch: v = in.p * at(i + 1) + (1 - in.p) * at(in.jump); break;
+        case InstrKind::kJump: v = at(in.jump); break;
+        case InstrKind::kEndIteration: v = 1; break;
+        case InstrKind::kAcquire:
+        case InstrKind::kRelease: v = lock_is_free(in) ? at(i + 1) : 0.0; break;
+        case InstrKind::kRcuReadLock:
+        case InstrKind::kRcuReadUnlock:
+        // Shared steps that cost nothing themselves: call_rcu's callback runs
+        // only after a grace period (a loop of call_rcu alone would queue
+        // callbacks at one instant forever), and the pool's bookkeeping.
+        case InstrKind::kCallRcu:
+        case InstrKind::kPoolReclaimed: v = at(i + 1); break;
+        case InstrKind::kPoolAlloc: v = std::max(at(i + 1), at(in.jump)); break;
+        default: v = 0; break;  // a shared step: it costs the machine's time, and yields to the engine
+      }
+      change = std::max(change, std::abs(q[i] - v));
+      q[i] = v;
     }
+    if (change < 1e-12) break;
   }
-  return false;
+  return n == 0 ? 1.0 : q[0];
 }
 
 }  // namespace vfssim::models

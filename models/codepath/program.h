@@ -80,10 +80,16 @@ struct Program {
   std::string chain(std::size_t pc) const;
 };
 
-// Whether an iteration can advance the clock: false when every instruction
-// is a local step of zero time (compute 0ns, branches, jumps), so the loop
-// would spin at one instant forever.
-bool iteration_can_take_time(const Program& program);
+// The probability that one iteration of the loop ends without advancing
+// the clock: every step it passes is local and of zero time (compute 0ns,
+// branches, jumps, RCU read markers, call_rcu, a pool's bookkeeping, a lock
+// made free by a what-if, named in `free_locks`). It follows the control
+// flow: a branch of probability 0 never reaches its body, so a loop whose
+// only timed step sits there is 1 (it would spin at one instant forever),
+// and `branch: 0.001` around the only compute step is 0.999. Where a step
+// has two successors the model does not weigh (a pool's fast or slow
+// path), the larger is taken.
+double zero_time_probability(const Program& program, const std::vector<std::string>& free_locks = {});
 
 // Compiles `strategy` running `loop`. Throws ScenarioError when the program
 // would exceed `max_instructions` (a repeat unrolled too far).

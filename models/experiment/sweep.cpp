@@ -104,6 +104,12 @@ void summarize(CurvePoint& cp) {
 
 namespace {
 
+std::string share_text(double p) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", p);
+  return buf;
+}
+
 // A sweep runs each (strategy, variant, CPU count) once: a name or count
 // listed twice would make two curve rows of one point.
 template <class T>
@@ -141,12 +147,26 @@ SweepPlan plan_sweep(const Scenario& scenario, const SweepSpec& spec) {
       // Compile errors (a repeat expanded too far, a parameter out of
       // range) are bad input: report them before any point runs.
       const Program program = compile_program(scenario.strategy(s), v.workload.loop, v.params);
-      if (!iteration_can_take_time(program))
+      // The executor stops a run after kMaxZeroTimeIterations zero-time
+      // iterations in a row as a stall; below 1% of iterations taking time
+      // that would stop a valid run by chance (0.99^10000 is 2e-44), so such
+      // a loop is refused here with the reason.
+      const double stalled = zero_time_probability(program, spec.what_ifs.free_locks);
+      if (stalled > Executor::kMaxZeroTimeShare) {
+        const std::string where = "one iteration of the loop of strategy '" + s + "'" +
+                                  (vn == "default" ? "" : " in variant '" + vn + "'");
+        if (stalled >= 1.0)
+          throw ScenarioError(v.workload.loop_mark,
+                              where + " takes no simulated time (every step it can reach is zero time" +
+                                  (spec.what_ifs.free_locks.empty() ? "" : ", with the what-if's free locks") +
+                                  "): the run would never advance",
+                              "a step that takes time (compute: 1ns, a lock, an atomic) that the loop reaches");
         throw ScenarioError(v.workload.loop_mark,
-                            "one iteration of the loop of strategy '" + s + "'" +
-                                (vn == "default" ? "" : " in variant '" + vn + "'") +
-                                " takes no simulated time (every step is zero time): the run would never advance",
-                            "a step that takes time (compute: 1ns, a lock, an atomic)");
+                            where + " takes simulated time with probability " + share_text(1 - stalled) +
+                                " only (branches around every timed step): the run would stall at one instant",
+                            "at least " + share_text(1 - Executor::kMaxZeroTimeShare) +
+                                " of iterations taking time (a timed step outside the branches)");
+      }
       const std::vector<int> cpus = spec.cpus.empty() ? v.workload.cpus : spec.cpus;
       for (int c : cpus) {
         if (c < 1 || c > topo.num_cpus())

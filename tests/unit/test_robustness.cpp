@@ -294,6 +294,31 @@ TEST_CASE("the loader refuses duplicate keys, alias bombs, huge machines and abs
   CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 10.0);
 }
 
+// zero_time_probability follows the control flow: the probability that
+// an iteration ends at the instant it began is the mass of the paths that
+// pass only zero-time steps.
+TEST_CASE("the share of zero-time iterations follows branches, jumps and free locks") {
+  auto q = [](const std::string& ops, const std::vector<std::string>& free = {}) {
+    const Scenario sc = load_scenario_string(scenario_text(ops), "q.yaml");
+    return zero_time_probability(compile_program(sc.strategy("s"), sc.workload.loop, sc.params), free);
+  };
+  CHECK(q("      pick:\n        - compute: 1ns\n") == 0.0);
+  CHECK(q("      pick:\n        - branch: 0\n          then: [{compute: 1ns}]\n") == 1.0);
+  CHECK(q("      pick:\n        - branch: 1\n          then: [{compute: 1ns}]\n") == 0.0);
+  CHECK(q("      pick:\n        - branch: 0.3\n          then: [{compute: 1ns}]\n") == doctest::Approx(0.7));
+  // Two independent branches: both skipped, 0.7 x 0.4.
+  CHECK(q("      pick:\n        - branch: 0.3\n          then: [{compute: 1ns}]\n"
+          "        - branch: 0.6\n          then: [{compute: 1ns}]\n") == doctest::Approx(0.28));
+  // else: a zero-time else keeps its share, a timed one removes it.
+  CHECK(q("      pick:\n        - branch: 0.3\n          then: [{compute: 1ns}]\n          else: [{compute: 0ns}]\n") ==
+        doctest::Approx(0.7));
+  CHECK(q("      pick:\n        - branch: 0.3\n          then: [{compute: 1ns}]\n          else: [{compute: 2ns}]\n") ==
+        0.0);
+  // A lock made free by a what-if costs nothing; the same lock costs time.
+  CHECK(q("      pick:\n        - lock: a\n          hold: 0ns\n") == 0.0);
+  CHECK(q("      pick:\n        - lock: a\n          hold: 0ns\n", {"a"}) == 1.0);
+}
+
 TEST_CASE("a repeat of nothing compiles without expanding it") {
   const std::string ops =
       "      pick:\n"
