@@ -6,6 +6,7 @@
 // This file reads the top level; each section has its own parser
 // (sections.h), the steps come from the step-kind registry (steps.h), the
 // shared value parsers from reader.h.
+#include <algorithm>
 #include <cstdio>
 
 #include "models/kernel/free_lock.h"
@@ -128,10 +129,12 @@ std::string hex64(std::uint64_t v) {
 }  // namespace
 
 Scenario load_from(const std::string& text, const std::string& file, const std::vector<std::string>& machine_dirs,
-                   const std::vector<Setting>& settings) {
+                   const std::vector<Setting>& settings, const RangeSample* sample) {
   Reader r(file);
   YAML::Node root = parse_yaml(text, file);
   apply_settings(r, root, settings);
+  r.find_ranges(root, "");
+  r.set_sample(sample);
   if (!root || root.IsNull())
     throw ScenarioError({file, 1, 1}, "the scenario is empty", "a mapping with scenario, machine, workload, strategies");
   r.expect_map(root, "the scenario");
@@ -171,6 +174,9 @@ Scenario load_from(const std::string& text, const std::string& file, const std::
       check_relax(s, v.machine);
     }
   if (root["expect"]) sc.expect = parse_expect(r, root["expect"], sc);
+  r.finish_ranges();
+  sc.ranges = r.ranges();
+  std::sort(sc.ranges.begin(), sc.ranges.end(), [](const Range& a, const Range& b) { return a.name < b.name; });
   sc.resolved_text = resolved_document(r, root, sc, file, machine_dirs);
   sc.resolved_hash = hex64(sim::stable_hash(sc.resolved_text));
   return sc;
@@ -181,9 +187,9 @@ Scenario load_from(const std::string& text, const std::string& file, const std::
 // Only ScenarioError leaves the loader: an exception of yaml-cpp's own (an
 // invalid node, a bad subscript) becomes one at its position.
 static Scenario load_checked(const std::string& text, const std::string& file, const std::vector<std::string>& machine_dirs,
-                             const std::vector<Setting>& settings) {
+                             const std::vector<Setting>& settings, const RangeSample* sample = nullptr) {
   try {
-    return parse::load_from(text, file, machine_dirs, settings);
+    return parse::load_from(text, file, machine_dirs, settings, sample);
   } catch (const YAML::Exception& e) {
     throw ScenarioError({file, e.mark.line < 0 ? 0 : e.mark.line + 1, e.mark.line < 0 ? 0 : e.mark.column + 1},
                         "YAML error: " + e.msg, "valid YAML of the scenario format");
@@ -198,6 +204,14 @@ Scenario load_scenario_file(const std::string& path, const std::vector<std::stri
 Scenario load_scenario_string(const std::string& text, const std::string& name,
                               const std::vector<std::string>& machine_dirs, const std::vector<Setting>& settings) {
   return load_checked(text, name, machine_dirs, settings);
+}
+
+Scenario sample_scenario(const Scenario& base, const RangeSample& sample) {
+  Scenario sc = load_checked(base.resolved_text, base.path, {}, {}, &sample);
+  // The scenario it is a sample of, as stored and matched by --resume.
+  sc.text = base.text;
+  sc.hash = base.hash;
+  return sc;
 }
 
 }  // namespace vfssim::models

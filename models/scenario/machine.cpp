@@ -218,10 +218,32 @@ std::string machine_ref_path(const Reader& r, const YAML::Node& n, const std::st
 
 // `machine:` of the scenario or of a variant: a reference, or an inline
 // mapping (named `fallback_name` unless it has a `machine:` name).
+namespace {
+
+// A machine file read for a scenario: its ranges named under `parent`'s
+// path of the reference (machine.levels.socket.transfer), sampled as the
+// scenario is, and written back into `root` (finish_ranges).
+TopologySpec read_machine_file(const Reader& parent, const std::string& path, const std::string& prefix,
+                               YAML::Node& root) {
+  const std::string text = read_file(path);
+  Reader r(path);
+  root = parse_yaml(text, path);
+  if (!root || root.IsNull()) throw ScenarioError({path, 1, 1}, "the machine file is empty", "a machine mapping");
+  r.find_ranges(root, prefix);
+  r.set_sample(parent.sample());
+  TopologySpec t = parse_machine(r, root, fs::path(path).stem().string());
+  r.finish_ranges();
+  parent.adopt_ranges(r);
+  return t;
+}
+
+}  // namespace
+
 TopologySpec load_machine_ref(const Reader& r, const YAML::Node& n, const std::string& file,
                               const std::vector<std::string>& machine_dirs, const std::string& fallback_name) {
   if (n.IsMap()) return parse_machine(r, n, fallback_name);
-  return load_machine_file(machine_ref_path(r, n, file, machine_dirs));
+  YAML::Node root;
+  return read_machine_file(r, machine_ref_path(r, n, file, machine_dirs), r.path_of(n), root);
 }
 
 // The machine a `machine:` node names, as an inline mapping that carries
@@ -233,8 +255,9 @@ YAML::Node inline_machine(const Reader& r, const YAML::Node& n, const std::strin
     m["machine"] = spec.name;
     return m;
   }
-  const std::string path = machine_ref_path(r, n, file, machine_dirs);
-  YAML::Node m = YAML::Clone(parse_yaml(read_file(path), path));
+  YAML::Node root;
+  read_machine_file(r, machine_ref_path(r, n, file, machine_dirs), r.path_of(n), root);
+  YAML::Node m = YAML::Clone(root);
   m["machine"] = spec.name;
   return m;
 }
@@ -255,11 +278,9 @@ std::string find_machine_file(const std::string& name, const std::vector<std::st
 }
 
 TopologySpec load_machine_file(const std::string& path) {
-  const std::string text = parse::read_file(path);
-  parse::Reader r(path);
-  YAML::Node root = parse::parse_yaml(text, path);
-  if (!root || root.IsNull()) throw ScenarioError({path, 1, 1}, "the machine file is empty", "a machine mapping");
-  return parse::parse_machine(r, root, fs::path(path).stem().string());
+  parse::Reader none(path);
+  YAML::Node root;
+  return parse::read_machine_file(none, path, "machine", root);
 }
 
 }  // namespace vfssim::models

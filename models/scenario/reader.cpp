@@ -85,6 +85,8 @@ std::optional<double> whole_number(const std::string& s) {
 }  // namespace
 
 double parse_probability(const Reader& r, const YAML::Node& n, const std::string& what, std::string& param) {
+  if (r.site(n))
+    return r.ranged<double>(n, what, [&](const YAML::Node& x) { return parse_probability(r, x, what, param); });
   if (Reader::is_param(n)) {
     param = r.param_name(n, what);
     return 0;
@@ -97,6 +99,7 @@ double parse_probability(const Reader& r, const YAML::Node& n, const std::string
 }
 
 NumberRef parse_number_ref(const Reader& r, const YAML::Node& n, const std::string& what) {
+  if (r.site(n)) return r.ranged<NumberRef>(n, what, [&](const YAML::Node& x) { return parse_number_ref(r, x, what); });
   NumberRef v;
   if (Reader::is_param(n)) {
     v.param = r.param_name(n, what);
@@ -111,6 +114,7 @@ NumberRef parse_number_ref(const Reader& r, const YAML::Node& n, const std::stri
 }
 
 double parse_fraction(const Reader& r, const YAML::Node& n, const std::string& what) {
+  if (r.site(n)) return r.ranged<double>(n, what, [&](const YAML::Node& x) { return parse_fraction(r, x, what); });
   std::string s = r.scalar(n, what);
   double scale = 1;
   if (!s.empty() && s.back() == '%') {
@@ -124,6 +128,8 @@ double parse_fraction(const Reader& r, const YAML::Node& n, const std::string& w
 }
 
 ParamValue parse_param(const Reader& r, const YAML::Node& n, const std::string& name) {
+  if (r.site(n))
+    return r.ranged<ParamValue>(n, "parameter '" + name + "'", [&](const YAML::Node& x) { return parse_param(r, x, name); });
   ParamValue v;
   const std::string s = r.scalar(n, "parameter '" + name + "'");
   if (s == "true" || s == "false") {
@@ -143,6 +149,169 @@ ParamValue parse_param(const Reader& r, const YAML::Node& n, const std::string& 
   v.number = *x;
   v.type = ParamValue::Type::kNumber;
   return v;
+}
+
+// --- Ranges ---
+
+namespace {
+
+// Where a node was seen, by its position in the text: a YAML alias is the
+// same node at another path, visited once (an alias chain can otherwise
+// make exponentially many paths). Nodes without a position (a setting's)
+// are not deduplicated.
+bool first_visit(std::set<int>& seen, const YAML::Node& n) {
+  if (!n.IsMap() && !n.IsSequence()) return true;
+  const int pos = n.Mark().pos;
+  return pos < 0 || seen.insert(pos).second;
+}
+
+// A sequence element named by its `name:` (a machine level), else by its index.
+std::string element_name(const YAML::Node& e, std::size_t i) {
+  if (e.IsMap() && e["name"] && e["name"].IsScalar()) return e["name"].Scalar();
+  return std::to_string(i);
+}
+
+bool is_shorthand(const std::string& s) {
+  return s.find("\u00b1") != std::string::npos || s.find("+-") != std::string::npos;
+}
+
+std::string join(const std::string& path, const std::string& key) { return path.empty() ? key : path + "." + key; }
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
+bool find_path(const YAML::Node& at, const YAML::Node& n, const std::string& path, std::set<int>& seen, std::string& out) {
+  if (at.is(n)) {
+    out = path;
+    return true;
+  }
+  if (!first_visit(seen, at)) return false;
+  if (at.IsMap()) {
+    for (const auto& kv : at)
+      if (kv.first.IsScalar() && find_path(kv.second, n, join(path, kv.first.Scalar()), seen, out)) return true;
+  } else if (at.IsSequence()) {
+    for (std::size_t i = 0; i < at.size(); ++i)
+      if (find_path(at[i], n, join(path, element_name(at[i], i)), seen, out)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void Reader::find_ranges(const YAML::Node& root, const std::string& prefix) {
+  root_ = root;
+  std::set<int> seen;
+  collect(root, prefix, 0, seen);
+}
+
+void Reader::collect(const YAML::Node& n, const std::string& path, int depth, std::set<int>& seen) {
+  if (!n.IsDefined() || depth > 4 * kMaxNesting || !first_visit(seen, n)) return;
+  if (n.IsMap()) {
+    if (n["estimate"]) {
+      sites_.push_back({n, path});
+      return;
+    }
+    for (const auto& kv : n)
+      if (kv.first.IsScalar()) collect(kv.second, join(path, kv.first.Scalar()), depth + 1, seen);
+  } else if (n.IsSequence()) {
+    for (std::size_t i = 0; i < n.size(); ++i) collect(n[i], join(path, element_name(n[i], i)), depth + 1, seen);
+  } else if (n.IsScalar() && is_shorthand(n.Scalar())) {
+    sites_.push_back({n, path});
+  }
+}
+
+std::string Reader::path_of(const YAML::Node& n) const {
+  std::set<int> seen;
+  std::string out;
+  find_path(root_, n, "", seen, out);
+  return out;
+}
+
+Reader::RangeParts Reader::range_parts(const Site& s, const std::string& what) const {
+  RangeParts p;
+  p.name = s.path;
+  if (s.path == "expect" || s.path.rfind("expect.", 0) == 0)
+    fail(s.node, what + " in expect: has a range", "a reported figure as the source gives it (ranges go on the model's constants)");
+  if (s.node.IsMap()) {
+    only_keys(s.node, "the range of " + what, {"estimate", "range", "why", "name"});
+    p.estimate = s.node["estimate"];
+    const YAML::Node range = require(s.node, "range", "the range of " + what);
+    if (!range.IsSequence() || range.size() != 2)
+      fail(range, "the range of " + what + " is not a pair", "[LOW, HIGH] such as [60ns, 170ns]");
+    p.lo = range[0];
+    p.hi = range[1];
+    if (s.node["why"]) p.why = scalar(s.node["why"], "why");
+    if (s.node["name"]) p.name = name(s.node["name"], "range name");
+  } else {
+    const std::string text = s.node.Scalar();
+    std::size_t at = text.find("\u00b1"), len = std::string("\u00b1").size();
+    if (at == std::string::npos) at = text.find("+-"), len = 2;
+    const std::string e = trim(text.substr(0, at)), d = trim(text.substr(at + len));
+    if (e.empty() || d.empty())
+      fail(s.node, what + " '" + text + "' is not an estimate and its spread", "ESTIMATE ± SPREAD such as 90ns ± 30ns");
+    p.estimate = YAML::Node(e);
+    p.delta = YAML::Node(d);
+    p.shorthand = true;
+  }
+  for (const YAML::Node& x : {p.estimate, p.lo, p.hi, p.delta})
+    if (is_param(x)) fail(s.node, "the range of " + what + " names a parameter", "numbers in a range");
+  return p;
+}
+
+void Reader::record(const Site& s, Range r) const {
+  s.name = r.name;
+  for (const auto& have : ranges_)
+    if (have.name == r.name) {
+      if (have.time != r.time || have.estimate != r.estimate || have.lo != r.lo || have.hi != r.hi)
+        throw ScenarioError(r.mark, "two ranges are named '" + r.name + "' and differ",
+                            "the same estimate and range wherever a name repeats (one constant)");
+      return;
+    }
+  ranges_.push_back(std::move(r));
+}
+
+void Reader::adopt_ranges(const Reader& other) const {
+  for (const auto& r : other.ranges_) record(Site{}, r);
+}
+
+void Reader::finish_ranges() {
+  for (auto& s : sites_) {
+    if (!s.used) {
+      if (s.node.IsMap()) fail(s.node, "a range on a field that is not a time or a number", "a range only on a time or a number");
+      continue;
+    }
+    YAML::Node node = s.node;
+    if (!s.sampled.empty()) {
+      node = YAML::Node(s.sampled);
+      continue;
+    }
+    const Range* r = nullptr;
+    for (const auto& x : ranges_)
+      if (x.name == s.name) r = &x;
+    if (s.node.IsMap()) {
+      if (!s.node["name"]) node["name"] = s.name;
+      continue;
+    }
+    // The shorthand as the mapping form: its bounds in picoseconds or as numbers.
+    auto text = [&](double v) {
+      char buf[40];
+      if (r->time) return std::to_string(std::llround(v)) + "ps";
+      std::snprintf(buf, sizeof buf, "%.17g", v);
+      return std::string(buf);
+    };
+    YAML::Node m(YAML::NodeType::Map);
+    m["estimate"] = text(r->estimate);
+    YAML::Node range(YAML::NodeType::Sequence);
+    range.push_back(text(r->lo));
+    range.push_back(text(r->hi));
+    range.SetStyle(YAML::EmitterStyle::Flow);
+    m["range"] = range;
+    m["name"] = s.name;
+    node = m;
+  }
 }
 
 // A scenario or machine file: a regular file (a FIFO would block, a device

@@ -7,6 +7,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
 #include <set>
 #include <string>
 #include <vector>
@@ -109,6 +110,8 @@ class Reader {
   }
 
   std::string scalar(const YAML::Node& n, const std::string& what) const {
+    if (n.IsMap() && n["estimate"])
+      fail(n, what + " has a range, and is not a time or a number", "a range only on a time or a number");
     if (!n.IsScalar()) fail(n, what + " is not a scalar", "a single value");
     return n.Scalar();
   }
@@ -129,6 +132,8 @@ class Reader {
   }
 
   long long integer(const YAML::Node& n, const std::string& what, long long lo, long long hi) const {
+    if (site(n))  // counts shape the program and the machine: no value between two of them is one
+      fail(n, what + " has a range, and is an integer", "a range only on a time or a real number (counts are not sampled)");
     std::string s = scalar(n, what);
     long long v = 0;
     std::size_t used = 0;
@@ -152,6 +157,7 @@ class Reader {
   }
 
   Duration duration(const YAML::Node& n, const std::string& what, bool positive) const {
+    if (site(n)) return ranged<Duration>(n, what, [&](const YAML::Node& x) { return duration(x, what, positive); });
     Duration d = parse_duration(scalar(n, what), mark(n));
     if (positive && d <= Duration{0}) fail(n, what + " must be greater than zero", "a positive time such as 100ns");
     return d;
@@ -171,7 +177,7 @@ class Reader {
       t.param = param_name(n, what);
       return t;
     }
-    if (n.IsScalar()) {
+    if (n.IsScalar() || site(n)) {
       t.a = duration(n, what, positive);
       return t;
     }
@@ -195,7 +201,135 @@ class Reader {
 
   const std::string& file() const { return file_; }
 
+  // Ranges: `{estimate: E, range: [LO, HI], why: TEXT, name: NAME}` or the
+  // string `E ± D` (`E +- D`: [E - D, E + D]) where a time or a number is
+  // read. find_ranges notes where the document `root` has one (named by
+  // its path, which starts with `prefix`); the value parsers read them
+  // through ranged(), which checks the range with the field's own parser
+  // and returns the estimate, or the sample's value.
+  void find_ranges(const YAML::Node& root, const std::string& prefix);
+  void set_sample(const RangeSample* s) { sample_ = s; }
+  const RangeSample* sample() const { return sample_; }
+  const std::vector<Range>& ranges() const { return ranges_; }
+  void adopt_ranges(const Reader& other) const;  // a machine file's, read by its own Reader
+  // The path of `n` in the document given to find_ranges ("" if not in it).
+  std::string path_of(const YAML::Node& n) const;
+  // After the document is read: fails on a range no value parser read, and
+  // writes each range that was read back into the document, as its sampled
+  // value or as the mapping form with its name (so the resolved text names
+  // it, wherever `extends` or a variant copies it).
+  void finish_ranges();
+
+  bool site(const YAML::Node& n) const { return find_site(n) != nullptr; }
+
+  // The value of the range at `n` (a site), read with `parse` (the field's
+  // parser of one value: its checks apply to the estimate and both bounds).
+  template <class T, class Parse>
+  T ranged(const YAML::Node& n, const std::string& what, Parse parse) const {
+    const Site& s = *find_site(n);
+    s.used = true;
+    RangeParts parts = range_parts(s, what);
+    T est, lo, hi;
+    try {
+      est = parse(parts.estimate);
+      if constexpr (std::is_same_v<T, ParamValue>)
+        if (est.type == ParamValue::Type::kBool) fail(n, what + " is a switch and has a range", "a range on a time or a number");
+      if (parts.shorthand) {
+        const T d = parse(parts.delta);
+        if (!same_kind(est, d)) fail(n, "the range of " + what + " mixes units: " + parts.estimate.Scalar() + " ± " + parts.delta.Scalar(),
+                                     "the estimate and its ± in the same kind of unit");
+        lo = with_value(est, range_value(est) - range_value(d));
+        hi = with_value(est, range_value(est) + range_value(d));
+        if (range_value(lo) < 0 && is_time(est))
+          fail(n, "the range of " + what + " " + s.node.Scalar() + " has a negative lower bound", "a time of zero or more");
+        lo = parse(YAML::Node(format(est, range_value(lo))));
+        hi = parse(YAML::Node(format(est, range_value(hi))));
+      } else {
+        if (is_time(est) && !parts.lo.Scalar().empty() && parts.lo.Scalar()[0] == '-')
+          fail(parts.lo, "the range of " + what + " has a negative lower bound '" + parts.lo.Scalar() + "'", "a time of zero or more");
+        lo = parse(parts.lo);
+        hi = parse(parts.hi);
+      }
+    } catch (const ScenarioError& e) {  // a part the shorthand made has no position: the range's
+      if (e.mark().line != 0) throw;
+      throw ScenarioError(mark(n), e.problem(), e.expected());
+    }
+    if (!same_kind(est, lo) || !same_kind(est, hi))
+      fail(n, "the range of " + what + " and estimate are in different kinds of unit", "a range in the estimate's unit");
+    const double e = range_value(est), l = range_value(lo), h = range_value(hi);
+    if (l > h) fail(n, "the range of " + what + " has its lower bound above its upper bound", "[LOW, HIGH] with LOW <= HIGH");
+    if (e < l || e > h) fail(n, "the range of " + what + " does not contain its estimate", "a range [LOW, HIGH] with LOW <= estimate <= HIGH");
+    record(s, {parts.name, is_time(est), e, l, h, parts.why, mark(n)});
+    if (sample_) {
+      auto it = sample_->find(parts.name);
+      if (it != sample_->end()) {
+        s.sampled = format(est, it->second);
+        return parse(YAML::Node(s.sampled));
+      }
+    }
+    return est;
+  }
+
  private:
+  struct Site {
+    YAML::Node node;
+    std::string path;
+    mutable bool used = false;
+    mutable std::string sampled;  // the value written back, when sampled
+    mutable std::string name;
+  };
+  struct RangeParts {
+    YAML::Node estimate, lo, hi, delta;  // delta: the shorthand's (a default Node is a defined null)
+    bool shorthand = false;
+    std::string name, why;
+  };
+  const Site* find_site(const YAML::Node& n) const {
+    for (const auto& s : sites_)
+      if (s.node.is(n)) return &s;
+    return nullptr;
+  }
+  RangeParts range_parts(const Site& s, const std::string& what) const;
+  void record(const Site& s, Range r) const;
+  void collect(const YAML::Node& n, const std::string& path, int depth, std::set<int>& seen);
+
+  // A value of a field as a number (picoseconds for a time) and back.
+  static double range_value(Duration d) { return static_cast<double>(d.count()); }
+  static double range_value(double d) { return d; }
+  double range_value(const ParamValue& v) const {
+    return v.type == ParamValue::Type::kTime ? static_cast<double>(v.time.count()) : v.number;
+  }
+  double range_value(const NumberRef& v) const { return v.value; }
+  static bool is_time(Duration) { return true; }
+  static bool is_time(double) { return false; }
+  static bool is_time(const NumberRef&) { return false; }
+  static bool is_time(const ParamValue& v) { return v.type == ParamValue::Type::kTime; }
+  template <class T>
+  static bool same_kind(const T& a, const T& b) {
+    if constexpr (std::is_same_v<T, ParamValue>) return a.type == b.type;
+    else return is_time(a) == is_time(b);
+  }
+  static Duration with_value(Duration, double x) { return Duration{std::llround(x)}; }
+  static double with_value(double, double x) { return x; }
+  static NumberRef with_value(NumberRef v, double x) { v.value = x; return v; }
+  static ParamValue with_value(ParamValue v, double x) {
+    if (v.type == ParamValue::Type::kTime) v.time = Duration{std::llround(x)};
+    else v.number = x;
+    return v;
+  }
+  // The text of a value the field's parser reads back exactly.
+  template <class T>
+  static std::string format(const T& proto, double x) {
+    if (is_time(proto)) return std::to_string(std::llround(x)) + "ps";
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.17g", x);
+    return buf;
+  }
+
+  std::vector<Site> sites_;
+  YAML::Node root_;
+  const RangeSample* sample_ = nullptr;
+  mutable std::vector<Range> ranges_;
+
   struct Origin {
     YAML::Node node;
     std::string label;

@@ -85,6 +85,22 @@ struct ParamValue {
 using Params = std::map<std::string, ParamValue>;
 const char* to_string(ParamValue::Type t);
 
+// An estimated constant: a time or number of the file written with a range,
+// `{estimate: 90ns, range: [60ns, 170ns], why: "..."}` or `90ns ± 30ns`
+// (docs/scenario-format.md, "Ranges"). Without sampling the estimate is
+// used; `vfssim run --uncertainty N` draws values in [lo, hi]
+// (docs/uncertainty.md).
+struct Range {
+  std::string name;  // its YAML path (params.read_cost, machine.levels.socket.transfer), or its `name:`
+  bool time = false;   // a time: the values are picoseconds
+  double estimate = 0, lo = 0, hi = 0;
+  std::string why;
+  SourceMark mark;
+};
+// Values drawn for ranges, by name (picoseconds for a time); a range the
+// sample does not name keeps its estimate.
+using RangeSample = std::map<std::string, double>;
+
 struct LockDecl {
   std::string name;
   std::string kind;  // tas, ticket, mcs, mutex, rwsem, rwlock, brlock
@@ -280,6 +296,7 @@ struct Scenario {
   Params params;                     // defaults
   std::vector<Variant> variants;     // "default" first, then the file's, in order
   std::vector<Expectation> expect;
+  std::vector<Range> ranges;         // every range of the file and its machine files, by name
   std::string path;                  // file it came from ("<string>" otherwise)
   std::string text;                  // the file's text, stored with results
   std::string hash;                  // fnv1a64 of `text`, hex
@@ -319,6 +336,10 @@ Scenario load_scenario_file(const std::string& path, const std::vector<std::stri
 Scenario load_scenario_string(const std::string& text, const std::string& name,
                               const std::vector<std::string>& machine_dirs = {},
                               const std::vector<Setting>& settings = {});
+// `base` with its ranges set to `sample`'s values (loaded again from its
+// resolved text, in which every range carries its name): the sampled
+// scenario's resolved text holds the values, so it travels as any other.
+Scenario sample_scenario(const Scenario& base, const RangeSample& sample);
 // The directory of the scenarios that come with vfssim (seed/, validation/,
 // machines/): $VFSSIM_SCENARIOS, else the installed copy beside the
 // executable (BINDIR/../share/vfssim/scenarios), else the source tree it
