@@ -51,11 +51,15 @@ std::string source_comment(const std::vector<std::string>& lines, int line) {
 
 struct Latency {
   std::string name, value, source;
-  // "estimate" when the preset says so, "cited" when it names a source,
-  // "none" when it says nothing.
+  // The range of an estimate written {estimate, range: [lo, hi], why}
+  // (docs/scenario-format.md, Ranges); empty for a plain value.
+  std::string low, high, why;
+  // "estimate" when the preset says so (or gives a range), "cited" when it
+  // names a source, "none" when it says nothing.
   std::string basis() const {
     std::string lower = source;
     std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (!low.empty()) return "estimate";
     if (source.empty()) return "none";
     return lower.find("estimate") != std::string::npos ? "estimate" : "cited";
   }
@@ -93,6 +97,13 @@ Preset read_preset(const fs::path& path) {
   const YAML::Node root = YAML::LoadFile(p.path);
   auto add = [&](const std::string& name, const YAML::Node& n) {
     if (n && n.IsScalar()) p.latencies.push_back({name, n.Scalar(), source_comment(lines, n.Mark().line)});
+    if (n && n.IsMap() && n["estimate"]) {  // the loader has checked its form
+      Latency l{name, n["estimate"].Scalar(), source_comment(lines, n.Mark().line)};
+      if (const YAML::Node r = n["range"]; r && r.IsSequence() && r.size() == 2) l.low = r[0].Scalar(), l.high = r[1].Scalar();
+      if (n["why"]) l.why = n["why"].Scalar();
+      p.latencies.push_back(l);
+    }
+    // `E ± D` is a string the loader reads; shown as written.
   };
   if (root["levels"])
     for (const auto& l : root["levels"])
@@ -150,7 +161,12 @@ int cmd_machines(const std::vector<std::string>& args) {
     for (const auto& p : list) {
       json lat = json::array();
       for (const auto& l : p.latencies)
-        lat.push_back({{"name", l.name}, {"value", l.value}, {"basis", l.basis()}, {"source", l.source}});
+      {
+        json e = {{"name", l.name}, {"value", l.value}, {"basis", l.basis()}, {"source", l.source}};
+        if (!l.low.empty()) e["range"] = {l.low, l.high};
+        if (!l.why.empty()) e["why"] = l.why;
+        lat.push_back(e);
+      }
       doc.push_back({{"machine", p.name},
                      {"description", p.description},
                      {"path", p.path},
@@ -175,7 +191,9 @@ int cmd_machines(const std::vector<std::string>& args) {
   for (const auto& p : list) {
     std::cout << "\n" << p.name << ": " << p.description << "\n";
     for (const auto& l : p.latencies)
-      std::printf("  %-32s %-9s %-8s %s\n", l.name.c_str(), l.value.c_str(), l.basis().c_str(), l.source.c_str());
+      std::printf("  %-32s %-9s %-8s %-18s %s\n", l.name.c_str(), l.value.c_str(), l.basis().c_str(),
+                  l.low.empty() ? "" : ("[" + l.low + ", " + l.high + "]").c_str(),
+                  (l.why.empty() ? l.source : l.why + "; " + l.source).c_str());
   }
   return 0;
 }
