@@ -16,6 +16,7 @@ const char* object_kind_of(InstrKind k) {
     case InstrKind::kAtomic:
     case InstrKind::kCmpxchg:
     case InstrKind::kLoad:
+    case InstrKind::kStore:
     case InstrKind::kSumPerCpu:
     case InstrKind::kPercpuCount: return "line";
     case InstrKind::kSeqBegin:

@@ -330,6 +330,7 @@ void Executor::run(std::size_t t, sim::Time at, bool from_event) {
     }
     case InstrKind::kAtomic: finish(task, at, task.lines[in.slot]->rmw(topo_, task.cpu, at)); break;
     case InstrKind::kLoad: finish(task, at, task.lines[in.slot]->load(topo_, task.cpu, at)); break;
+    case InstrKind::kStore: finish(task, at, task.lines[in.slot]->store(topo_, task.cpu, at)); break;
     case InstrKind::kSumPerCpu: finish(task, at, at + task.sum_cost); break;
     case InstrKind::kSeqBegin: return seq_begin(task, in, at);
     case InstrKind::kSeqRetry: seq_retry(task, in, at); return true;

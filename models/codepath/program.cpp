@@ -166,10 +166,12 @@ class Compiler {
           break;
         case StepKind::kAtomic:
         case StepKind::kRead:
+        case StepKind::kWrite:
         case StepKind::kSumPerCpu: {
           const auto slot = line_slot(st.target);
           const InstrKind k = st.kind == StepKind::kAtomic ? InstrKind::kAtomic
                               : st.kind == StepKind::kRead ? InstrKind::kLoad
+                              : st.kind == StepKind::kWrite ? InstrKind::kStore
                                                            : InstrKind::kSumPerCpu;
           if (k == InstrKind::kSumPerCpu) p_.uses_sum = true;
           emit(make_instr(k, LockMode::kExclusive, slot), frame, sym, st.target, st.mark);

@@ -24,6 +24,7 @@ enum class InstrKind : std::uint8_t {
   kRelease,
   kAtomic,         // RMW on line `slot`
   kLoad,           // load of line `slot`
+  kStore,          // plain store to line `slot` (the CPU goes on after local_hit)
   kSumPerCpu,      // load every CPU's copy of per-CPU line `slot`
   kBranch,         // local: with probability `p` fall through, else go to `jump`
   kJump,           // local: go to `jump`

@@ -9,10 +9,21 @@
 //
 //   load,  held here (owner or sharer)  -> local_hit, no serialisation
 //   load,  held elsewhere               -> transfer(holder -> cpu); cpu joins sharers
-//   store/RMW, exclusive here           -> local_atomic
-//   store/RMW, elsewhere or shared      -> transfer(holder -> cpu)
+//   RMW, exclusive here                 -> local_atomic
+//   RMW, elsewhere or shared            -> transfer(holder -> cpu) + local_atomic
 //                                          + invalidate_per_sharer x (other sharers)
 //                                          ; cpu becomes the only holder
+//   store                               -> the line is taken as by an RMW, with
+//                                          local_hit for local_atomic (a plain mov);
+//                                          the CPU goes on after local_hit once the
+//                                          line's previous request is done: the store
+//                                          buffer (x86-TSO) hides the miss, and its
+//                                          own reads forward from it, but it holds
+//                                          one store of a hot line at a time, so the
+//                                          line's backlog stays bounded (a full store
+//                                          buffer bounds it on the machine). A later
+//                                          fence or atomic does not wait for the
+//                                          store (not modelled).
 //
 // Under contention the machine's coherence (Topology::coherence) decides:
 //   - an RMW queued behind another request, from the line's socket, costs
@@ -81,22 +92,36 @@ class CacheLine {
     return busy_until_;
   }
 
-  // Requests a store or an atomic RMW at `now`; returns its completion.
-  Time rmw(const Topology& topo, int cpu, Time now) {
+  // Requests an atomic RMW at `now`; returns its completion.
+  Time rmw(const Topology& topo, int cpu, Time now) { return take_exclusive(topo, cpu, now, topo.local_atomic()); }
+
+  // Requests a plain store at `now` (write: LINE); returns when the CPU
+  // goes on: local_hit after the line's previous request is done. The line
+  // itself is taken by busy_until().
+  Time store(const Topology& topo, int cpu, Time now) {
+    const Time start = now < busy_until_ ? busy_until_ : now;
+    (void)take_exclusive(topo, cpu, now, topo.local_hit());
+    return start + topo.local_hit();
+  }
+
+ private:
+  // The line moves to `cpu` exclusively; `own` is the requester's own
+  // cost once it holds the line (a locked RMW, or a store's L1 write).
+  Time take_exclusive(const Topology& topo, int cpu, Time now, Duration own) {
     ++stats_.rmws;
     const bool queued = now < busy_until_;
     const Time start = queued ? busy_until_ : now;
     stats_.queue_wait += start - now;
     Duration cost;
     if (owner_ == cpu && spinners_ == 0) {
-      cost = topo.local_atomic();
+      cost = own;
     } else {
       int from = owner_ >= 0 ? owner_ : (sharer_count_ > 0 ? any_sharer_ : -1);
       int others = sharer_count_ - (is_sharer(cpu) ? 1 : 0);
       if (from < 0 || from == cpu) {
-        cost = topo.local_atomic() + topo.invalidate_per_sharer() * (others > 0 ? others : 0);
+        cost = own + topo.invalidate_per_sharer() * (others > 0 ? others : 0);
       } else {
-        cost = topo.transfer(from, cpu) + topo.local_atomic() +
+        cost = topo.transfer(from, cpu) + own +
                topo.invalidate_per_sharer() * (others > 1 ? others - 1 : 0);
         ++stats_.bounces;
       }
@@ -119,6 +144,7 @@ class CacheLine {
     return done;
   }
 
+ public:
   // The CPUs spinning on this line (reading it until it changes) and the
   // time the line's home takes to answer all their re-reads after a store.
   void set_spinners(int count, Duration burst) {

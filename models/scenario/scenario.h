@@ -151,6 +151,7 @@ enum class StepKind {
   kLock,            // lock: L, hold: TIME | body: [...]  (mode: read|write)
   kAtomic,          // atomic: LINE                       RMW on a cache line
   kRead,            // read: LINE                         load of a cache line
+  kWrite,           // write: LINE                        plain store to a cache line
   kCall,            // call: OP
   kRepeat,          // repeat: N, body: [...]
   kBranch,          // branch: P, then: [...], else: [...]

@@ -94,6 +94,7 @@ void parse_line_step(const Reader& r, const YAML::Node& n, Step& s, const std::s
 }
 constexpr char kAtomicKey[] = "atomic";
 constexpr char kReadKey[] = "read";
+constexpr char kWriteKey[] = "write";
 constexpr char kSumKey[] = "sum";
 
 void check_sum(const StepRefs& refs, const Step& st) {
@@ -258,6 +259,7 @@ const std::vector<StepKindRow>& step_kinds() {
        check_lock},
       {"atomic", StepKind::kAtomic, {}, true, T::kLine, "atomic (RMW on the line)", parse_line_step<kAtomicKey>},
       {"read", StepKind::kRead, {}, true, T::kLine, "load", parse_line_step<kReadKey>},
+      {"write", StepKind::kWrite, {}, true, T::kLine, "store", parse_line_step<kWriteKey>},
       {"call", StepKind::kCall, {}, false, T::kOp, "the op's instructions, inlined", parse_call},
       {"repeat", StepKind::kRepeat, {"body"}, false, T::kNone, "the body, unrolled", parse_repeat},
       {"branch", StepKind::kBranch, {"then", "else"}, false, T::kNone, "branch (local), then, jump, else", parse_branch},

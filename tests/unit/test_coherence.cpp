@@ -68,6 +68,39 @@ SCENARIO("an RMW queued behind another costs the machine's contended_rmw inside 
   }
 }
 
+SCENARIO("a plain store takes the line as an atomic does, at a store's own cost") {
+  const Topology topo(machine(CoherenceKind::kPairwise));
+  CacheLine line;
+  CHECK(line.store(topo, 0, at_ns(0)) == at_ns(1));  // first touch: an L1 write, 1 ns (no locked instruction)
+  CHECK(line.owner() == 0);
+  WHEN("another CPU of the socket stores to it") {
+    THEN("the CPU goes on after 1 ns; the line comes over (10 ns) and is written (1 ns), not 10 + 5 as for an atomic") {
+      CHECK(line.store(topo, 1, at_ns(100)) == at_ns(101));
+      CHECK(line.busy_until() == at_ns(111));
+      CHECK(line.owner() == 1);
+    }
+  }
+  WHEN("two CPUs read it and a third stores") {
+    (void)line.load(topo, 1, at_ns(100));
+    (void)line.load(topo, 2, at_ns(200));
+    REQUIRE(line.sharer_count() == 3);
+    THEN("one sharer supplies the line (10 ns), the two others are invalidated (2 x 2 ns), then the write (1 ns)") {
+      CHECK(line.store(topo, 3, at_ns(300)) == at_ns(301));
+      CHECK(line.busy_until() == at_ns(315));
+      CHECK(line.sharer_count() == 0);
+      AND_THEN("the next reader pays a transfer from the writer") { CHECK(line.load(topo, 0, at_ns(400)) == at_ns(410)); }
+      AND_THEN("a reader that comes before the store is done waits for it") { CHECK(line.load(topo, 0, at_ns(302)) == at_ns(325)); }
+    }
+  }
+  WHEN("a store queues behind an atomic") {
+    (void)line.rmw(topo, 1, at_ns(5));  // 5 + 10 + 5 = 20
+    THEN("the CPU waits until the line is free (its one store of the line in flight), then goes on") {
+      CHECK(line.store(topo, 2, at_ns(5)) == at_ns(21));
+      CHECK(line.busy_until() == at_ns(20 + 11));
+    }
+  }
+}
+
 SCENARIO("a store to a shared line on a broadcast machine pays the invalidation broadcast") {
   const Topology topo(machine(CoherenceKind::kBroadcast));
   CacheLine line;
@@ -271,4 +304,70 @@ strategies:
   for (auto ops : c.task_ops) CHECK(ops > 0);
   MESSAGE("8 CPUs on 2 sockets: qspinlock " << q.ops_per_sec << " ops/s, cna " << c.ops_per_sec);
   CHECK(c.ops_per_sec > q.ops_per_sec);  // the data line and the word stay in a socket
+}
+
+// write: LINE through the whole stack. One CPU: the loop costs compute +
+// local_hit exactly (the store's own cost), where `atomic:` costs compute
+// + local_atomic. Eight CPUs storing to one flag: the line's service time
+// (a 40 ns transfer and the write) bounds them (at most one store of the
+// line in flight per CPU), but they pay less than atomics, whose requester
+// waits for the line to arrive.
+TEST_CASE("a write step costs its CPU local_hit and moves the line for the next reader") {
+  const std::string yaml = R"(
+scenario: store-flag
+machine:
+  levels:
+    - {name: socket, count: 1, transfer: 40ns}
+    - {name: core, count: 8}
+  local_hit: 1ns
+  local_atomic: 5ns
+workload:
+  tasks: thread
+  placement: compact
+  loop: [iteration]
+  warmup: 10us
+  duration: 1ms
+  cpus: [1, 8]
+strategies:
+  store:
+    lines: {flag: {scope: global}}
+    ops:
+      iteration:
+        - compute: 100ns
+        - write: flag
+  store_read:
+    extends: store
+    ops:
+      iteration:
+        - compute: 100ns
+        - write: flag
+        - read: flag
+  atomic_read:
+    extends: store
+    ops:
+      iteration:
+        - compute: 100ns
+        - atomic: flag
+        - read: flag
+)";
+  const Scenario sc = load_scenario_string(yaml, "<store-flag>");
+  const PointResult one = run_point(sc, PointSpec{"store", 1, 0, 1});
+  CHECK(one.ops_per_sec == doctest::Approx(1e9 / 101.0).epsilon(1e-3));
+  const PointResult solo = run_point(sc, PointSpec{"store_read", 1, 0, 1});
+  CHECK(solo.ops_per_sec == doctest::Approx(1e9 / 102.0).epsilon(1e-3));  // the read hits the line it wrote
+  // Eight CPUs: the line serves one store per 41 ns (a 40 ns transfer and
+  // the write), whatever the store buffers hide.
+  const PointResult stores = run_point(sc, PointSpec{"store", 8, 0, 1});
+  CHECK(stores.ops_per_sec < 1e9 / 41.0 * 1.01);
+  CHECK(stores.ops_per_sec > 1e9 / 41.0 * 0.9);
+  // With a read after each store the line serves two requests per
+  // iteration: store (41 ns) and the read's transfer back (40 ns); an
+  // atomic costs 40 + 5 ns. Stores are cheaper by the atomic's extra cost.
+  const PointResult store_read = run_point(sc, PointSpec{"store_read", 8, 0, 1});
+  const PointResult atomics = run_point(sc, PointSpec{"atomic_read", 8, 0, 1});
+  MESSAGE("8 CPUs: write " << stores.ops_per_sec << " ops/s, write+read " << store_read.ops_per_sec
+                           << ", atomic+read " << atomics.ops_per_sec);
+  CHECK(store_read.ops_per_sec == doctest::Approx(1e9 / 81.0).epsilon(0.05));
+  CHECK(atomics.ops_per_sec == doctest::Approx(1e9 / 85.0).epsilon(0.05));
+  CHECK(store_read.ops_per_sec > atomics.ops_per_sec);
 }
