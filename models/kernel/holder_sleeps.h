@@ -12,6 +12,7 @@
 // spinners stopped and when.
 #pragma once
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -47,5 +48,31 @@ class HolderSleeps {
   };
   std::vector<Interval> sleeps_;  // of the current hold; cleared at its release
 };
+
+// A sleeping lock's wait list is FIFO by the instant a waiter joined it
+// (`joined`; a spinner that gave up joins when it did): `w` goes after
+// every waiter that joined at or before it.
+template <class Waiter>
+void join_wait_list(std::vector<Waiter>& list, const Waiter& w) {
+  const auto at =
+      std::upper_bound(list.begin(), list.end(), w.joined, [](Time t, const Waiter& x) { return t < x.joined; });
+  list.insert(at, w);
+}
+
+// At the release: the spinners (spinning since `since`) that saw the holder
+// go to sleep during the hold stopped then and joined the wait list.
+template <class Waiter>
+void stop_spinners(const HolderSleeps& sleeps, std::vector<Waiter>& spinners, std::vector<Waiter>& list) {
+  std::vector<Waiter> still;
+  for (Waiter s : spinners) {
+    if (const auto stop = sleeps.spin_stops(s.since)) {
+      s.joined = *stop;
+      join_wait_list(list, s);
+    } else {
+      still.push_back(s);
+    }
+  }
+  spinners.swap(still);
+}
 
 }  // namespace vfssim::models

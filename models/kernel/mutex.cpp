@@ -74,25 +74,9 @@ VersionedMutex::VersionedMutex(LockContext ctx, MutexRules rules, Duration wake_
       coherent_(ctx.topo->coherence().kind != CoherenceKind::kPairwise),
       wake_latency_(wake_latency) {}
 
-void VersionedMutex::sleep_on_list(Waiter w) {
-  const auto at = std::upper_bound(wait_list_.begin(), wait_list_.end(), w.joined,
-                                   [](Time t, const Waiter& x) { return t < x.joined; });
-  wait_list_.insert(at, w);
-}
-
 void VersionedMutex::stop_spinners() {
-  std::vector<Waiter> still;
-  for (const Waiter& s : osq_) {
-    if (const auto stop = sleeps_.spin_stops(s.since)) {
-      // o,0,c,x -> o,0,-c,+c: mutex_spin_on_owner saw !owner->on_cpu.
-      Waiter w = s;
-      w.joined = *stop;
-      sleep_on_list(w);
-    } else {
-      still.push_back(s);
-    }
-  }
-  osq_.swap(still);
+  // o,0,c,x -> o,0,-c,+c: mutex_spin_on_owner saw !owner->on_cpu.
+  models::stop_spinners(sleeps_, osq_, wait_list_);
   if (!wait_list_.empty() && wait_list_.front().spinning && sleeps_.spin_stops(wait_list_.front().spin_from))
     wait_list_.front().spinning = false;  // the handoff head gives up spinning and sleeps
 }
@@ -135,7 +119,7 @@ bool VersionedMutex::acquire(int cpu, Time now, LockMode, Time& granted_at) {
     if (coherent_) line_.rmw(*topo_, cpu, now);  // osq_lock: xchg of the OSQ tail
     osq_.push_back({cpu, now, now});
   } else {
-    sleep_on_list({cpu, now, now});  // mutex_can_spin_on_owner: the owner is not on a CPU
+    join_wait_list(wait_list_, Waiter{cpu, now, now});  // mutex_can_spin_on_owner: the owner is not on a CPU
   }
   return false;
 }

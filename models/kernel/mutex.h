@@ -124,7 +124,6 @@ class VersionedMutex final : public Lock {
   // The spinners that saw the owner go to sleep during this hold join
   // wait_list at that instant (in order of joining).
   void stop_spinners();
-  void sleep_on_list(Waiter w);
 
   const Topology* topo_;
   MutexRules rules_;

@@ -6,33 +6,16 @@
 
 namespace vfssim::models {
 
-void Rwsem::enqueue(Waiter w) {
-  const auto at = std::upper_bound(queue_.begin(), queue_.end(), w.joined,
-                                   [](Time t, const Waiter& x) { return t < x.joined; });
-  queue_.insert(at, w);
-}
-
 // W(o),x,c,x -> W(o),x,-c,+c: a spinner that saw its writer owner go to
 // sleep stops at that instant and sleeps on the queue.
-void Rwsem::stop_spinners() {
-  std::vector<Waiter> still;
-  for (Waiter s : spinners_) {
-    if (const auto stop = sleeps_.spin_stops(s.since)) {
-      s.joined = *stop;
-      enqueue(s);
-    } else {
-      still.push_back(s);
-    }
-  }
-  spinners_.swap(still);
-}
+void Rwsem::stop_spinners() { models::stop_spinners(sleeps_, spinners_, queue_); }
 
 // Spinners that can no longer take the lock (it went to readers, or the
 // handoff bit keeps it for the queue's head) give up and sleep.
 void Rwsem::spinners_to_queue(Time at) {
   for (Waiter s : spinners_) {
     s.joined = at;
-    enqueue(s);
+    join_wait_list(queue_, s);
   }
   spinners_.clear();
 }
@@ -123,7 +106,7 @@ bool Rwsem::acquire(int cpu, Time now, LockMode mode, Time& granted_at) {
       return false;
     }
   }
-  enqueue({cpu, mode, now, now});
+  join_wait_list(queue_, Waiter{cpu, mode, now, now});
   return false;
 }
 

@@ -112,7 +112,6 @@ class Rwsem final : public Lock {
     Time joined;  // joined the queue
     bool woken = false;
   };
-  void enqueue(Waiter w);
   void stop_spinners();
   void spinners_to_queue(Time at);
   // The lock just became free at `now` (released by `releaser`): spinners
