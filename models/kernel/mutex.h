@@ -67,7 +67,7 @@ struct MutexRules {
   // starvation", 9d659ae14b54, Peter Zijlstra, v4.10): the first waiter that
   // wakes and finds the lock stolen sets the bit, and the next unlock hands
   // the lock to it; meanwhile it spins on a running owner ("locking/mutex:
-  // Enable optimistic spinning of woken waiter", b341afb325eb, v4.10).
+  // Enable optimistic spinning of woken waiter", Waiman Long, v4.10).
   bool handoff = false;
 };
 

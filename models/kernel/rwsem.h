@@ -11,7 +11,7 @@
 //                   4fc828e24cd9, Davidlohr Bueso, v3.16. Writer lock
 //                   stealing, every version: a running writer takes a free
 //                   lock past queued waiters ("rwsem: Implement writer
-//                   lock-stealing for better scalability", ce6711f3d196,
+//                   lock-stealing for better scalability",
 //                   Alex Shi, v3.10).
 //   reader_spin     readers spin on a running writer owner too, and the
 //                   spinning reader's rwsem_try_read_lock_unqueued takes a
