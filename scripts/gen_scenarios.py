@@ -41,7 +41,19 @@ def registries():
     return [k for k in kinds if k != "models"], steps
 
 
+def behaviours():
+    """{kind: [behaviour names]} from the docs' behaviour table (checked against lock_behaviours())."""
+    doc = (ROOT / "docs" / "scenario-format.md").read_text()
+    table = doc[doc.index("| kind | behaviour |"):]
+    table = table[:table.index("\n\n")]
+    out = {}
+    for kind, name in re.findall(r"\n\| ([a-z]+) \| (v[0-9.]+) \|", table):
+        out.setdefault(kind, []).append(name)
+    return out
+
+
 LOCK_KINDS, STEP_KINDS = registries()
+BEHAVIOURS = behaviours()
 SPINLOCKS = [k for k in ("tas", "ticket", "mcs", "qspinlock", "cna") if k in LOCK_KINDS]
 READ_WRITE = [k for k in ("rwsem", "rwlock", "brlock") if k in LOCK_KINDS]
 SCOPES = ["global", "node", "cpu", "process", "task"]
@@ -69,6 +81,15 @@ class Gen:
             d["spin"] = self.rng.choice([True, False])
             if not d["spin"] or self.rng.random() < 0.5:
                 d["wake"] = f"{self.rng.choice([1, 3, 5])}us"
+            if self.rng.random() < 0.4:  # by kernel version: always with a wake-up latency
+                d["behaviour"] = self.rng.choice(BEHAVIOURS[kind])
+                d.setdefault("wake", f"{self.rng.choice([1, 3, 5])}us")
+                if self.rng.random() < 0.3:
+                    d["handoff"] = self.rng.choice([True, False])
+                if kind == "rwsem" and self.rng.random() < 0.3:
+                    d["wake_readers"] = self.rng.choice(["leading", "all"])
+                if kind == "rwsem" and d["spin"] and self.rng.random() < 0.2:
+                    d["reader_spin" if self.rng.random() < 0.5 else "reader_steal"] = False
         if kind == "rwlock" and self.rng.random() < 0.5:
             d["fair"] = self.rng.choice([True, False])
         if kind == "cna" and self.rng.random() < 0.5:

@@ -56,7 +56,10 @@ Executor::Executor(sim::Simulation& sim, const Program& program, const Topology&
       for (const auto& other : tasks_) task.sum_cost += topo_.transfer(other.cpu, task.cpu);
     }
   }
-  for (const auto& d : program_.locks) lock_removed_.push_back(d.kind == FreeLock::kKind);
+  for (const auto& d : program_.locks) {
+    if (d.versioned) owner_watch_slots_.push_back(static_cast<std::uint32_t>(lock_removed_.size()));
+    lock_removed_.push_back(d.kind == FreeLock::kKind);
+  }
   std::vector<std::string> lock_names;
   for (std::size_t i = 0; i < locks_.size(); ++i) lock_names.push_back(program_.locks[locks_.slot_of(i)].name);
   checker_.emplace(std::move(lock_names), seqs_.size());
@@ -238,10 +241,14 @@ void Executor::run(std::size_t t, sim::Time at, bool from_event) {
       ++task.pc;
       return true;
     }
-    case InstrKind::kSleep:
-      at += draw(task, in.time);  // idle: not CPU time
+    case InstrKind::kSleep: {
+      const Duration d = draw(task, in.time);  // idle: not CPU time
+      // A versioned mutex or rwsem this task holds sees its owner off the CPU.
+      for (const std::uint32_t s : owner_watch_slots_) task.locks[s]->holder_sleeps(task.cpu, at, at + d);
+      at += d;
       ++task.pc;
       return true;
+    }
     case InstrKind::kBranch:
       task.pc = task.rng.uniform() < in.p ? task.pc + 1 : in.jump;
       return true;

@@ -190,6 +190,7 @@ class Executor final : public sim::EventHandler {
   InstanceTable<SeqCount> seqs_;
   InstanceTable<FreePages> pools_;
   std::vector<bool> lock_removed_;  // per lock slot: kind "free" (acquire/release are no-ops)
+  std::vector<std::uint32_t> owner_watch_slots_;  // lock slots whose model wants the holder's sleeps
 
   std::optional<InvariantChecker> checker_;
   std::optional<SmtSlowdown> smt_;

@@ -142,8 +142,11 @@ std::string point_fingerprint(const Scenario& scenario, const PointSpec& spec) {
   b << p.frames.size();
   for (const Frame& f : p.frames) b << f.parent << f.name;
   b << p.symbols << p.detail << p.locks.size();
-  for (const LockDecl& l : p.locks)
+  for (const LockDecl& l : p.locks) {
     b << l.name << l.kind << l.scope << l.spin << l.wake_latency << l.reader_preference << l.threshold;
+    if (l.versioned)  // only then: the fingerprints of version-less locks stay as they were
+      b << l.behaviour << l.handoff << l.reader_spin << l.reader_steal << l.wake_all_readers;
+  }
   b << p.lines.size();
   for (const LineDecl& l : p.lines) b << l.name << l.scope << l.on;
   b << p.seqcounts.size();

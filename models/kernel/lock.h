@@ -99,6 +99,11 @@ class Lock {
     return {now};
   }
 
+  // The holder `cpu` is off its CPU from `from` to `until` (a `sleep:` step
+  // inside its critical section). Only the versioned sleeping locks
+  // (`behaviour:`) care: their spinners stop when the owner sleeps.
+  virtual void holder_sleeps(int cpu, Time from, Time until) { (void)cpu, (void)from, (void)until; }
+
   // The cache line of the lock word, when data may live on it (`lines:
   // NAME: {on: LOCK}`): a spinlock's word; nullptr for kinds without one.
   virtual CacheLine* word_line() { return nullptr; }

@@ -3,6 +3,7 @@
 #include "models/kernel/free_lock.h"
 #include "models/kernel/mutex.h"
 #include "models/kernel/rwlock.h"
+#include "models/kernel/rwsem.h"
 #include "models/kernel/spinlocks.h"
 #include "models/scenario/scenario.h"
 
@@ -39,15 +40,25 @@ const std::vector<LockKind>& lock_kind_table() {
       {"mutex", "struct mutex: fast path, optimistic spinning on the owner (OSQ), or sleeping waiters", false, true,
        true, false, "mutex_lock", "mutex_lock", "mutex_unlock", "mutex_unlock",
        [](const LockDecl& d, LockContext ctx) -> std::unique_ptr<Lock> {
+         if (d.versioned) return std::make_unique<VersionedMutex>(ctx, MutexRules{d.spin, d.handoff}, d.wake_latency);
          return std::make_unique<Mutex>(ctx, d.spin, d.wake_latency);
        },
-       {"spin", "wake"}},
+       {"spin", "wake", "behaviour", "handoff"}},
       {"rwsem", "rw_semaphore: a count word on one line; readers share it, waiters sleep unless spin: true", false,
        true, false, true, "down_write", "down_read", "up_write", "up_read",
        [](const LockDecl& d, LockContext ctx) -> std::unique_ptr<Lock> {
+         if (d.versioned) {
+           RwsemRules rules;
+           rules.writer_spin = d.spin;
+           rules.reader_spin = d.reader_spin;
+           rules.reader_steal = d.reader_steal;
+           rules.handoff = d.handoff;
+           rules.wake_all_readers = d.wake_all_readers;
+           return std::make_unique<Rwsem>(ctx, rules, d.wake_latency);
+         }
          return std::make_unique<RwLock>(ctx, !d.spin, false, d.wake_latency);
        },
-       {"spin", "wake"}},
+       {"spin", "wake", "behaviour", "handoff", "reader_spin", "reader_steal", "wake_readers"}},
       {"rwlock", "rwlock_t: a spinning reader/writer lock (fair: false for the old reader-preferring one)", false,
        false, false, true, "_raw_write_lock", "_raw_read_lock", "_raw_write_unlock", "_raw_read_unlock",
        [](const LockDecl& d, LockContext ctx) -> std::unique_ptr<Lock> {
@@ -66,12 +77,51 @@ const std::vector<LockKind>& lock_kind_table() {
 
 const std::vector<LockKey>& lock_keys() {
   static const std::vector<LockKey> keys{
-      {"spin", "true|false (mutex: true, rwsem: false)", "waiters spin on a running owner (optimistic spinning)"},
+      {"spin", "true|false (mutex: true, rwsem: false, by behaviour: true)", "waiters spin on a running owner (optimistic spinning)"},
       {"wake", "TIME (required when waiters sleep)", "the scheduler's wake-up latency of a sleeping waiter"},
       {"fair", "true|false (true)", "false: the old reader-preferring rwlock_t (readers pass queued writers)"},
       {"threshold", "TIME (1ms)", "CNA: how long the secondary queue's head may be passed over"},
+      {"behaviour", "mutex: v4.9|v4.10|v6.1; rwsem: v4.19|v5.3|v6.1 (none: the version-less model)",
+       "the kernel version's rules (the table below); the switches override them"},
+      {"handoff", "true|false (per behaviour)",
+       "the handoff bit: a starved waiter gets the lock next (mutex: after one stolen wake-up; rwsem: after 4ms)"},
+      {"reader_spin", "true|false (per behaviour)",
+       "readers spin on a running writer owner and take a reader-owned lock past queued waiters (v5.3 to v5.10)"},
+      {"reader_steal", "true|false (per behaviour)", "a reader takes a free lock past queued waiters, unless handoff is set (v5.3 on)"},
+      {"wake_readers", "leading|all (per behaviour)",
+       "a wake-up grants the readers before the first writer, or up to 256 from the whole queue (v5.3 on)"},
   };
   return keys;
+}
+
+const std::vector<LockBehaviour>& lock_behaviours() {
+  static const std::vector<LockBehaviour> table{
+      {"mutex", "v4.9", false, false, false, false,
+       "spinning on a running owner (0d66bf6d3514); wake-and-retry, a running task steals the lock, no bound"},
+      {"mutex", "v4.10", true, false, false, false,
+       "v4.9 + MUTEX_FLAG_HANDOFF (9d659ae14b54): the woken head that lost sets it, spins (Waiman Long, v4.10), gets the next unlock"},
+      {"mutex", "v6.1", true, false, false, false, "the rules of v4.10 (unchanged since in what the model covers)"},
+      {"rwsem", "v4.19", false, false, false, false,
+       "writers spin on a running writer (4fc828e24cd9) and steal (Alex Shi, v3.10); readers sleep; leading readers woken"},
+      {"rwsem", "v5.3", true, true, true, true,
+       "v4.19 + readers spin on a writer and steal (cf69482d62d9), handoff after 4ms (4f23dbc1e657), 256 readers woken (d3681e269fff)"},
+      {"rwsem", "v6.1", true, false, true, true,
+       "v5.3 - reader spinning (617f3ef95177), the slow path's reader still steals (1a728dff855a), v5.11"},
+  };
+  return table;
+}
+
+const LockBehaviour* find_lock_behaviour(const std::string& kind, const std::string& name) {
+  for (const auto& b : lock_behaviours())
+    if (kind == b.kind && name == b.name) return &b;
+  return nullptr;
+}
+
+std::string lock_behaviour_names(const std::string& kind) {
+  std::string out;
+  for (const auto& b : lock_behaviours())
+    if (kind == b.kind) out += (out.empty() ? "" : ", ") + std::string(b.name);
+  return out;
 }
 
 bool LockKind::takes(const std::string& key) const {

@@ -23,6 +23,23 @@ struct LockKey {
 };
 const std::vector<LockKey>& lock_keys();
 
+// A kernel version's rules for a sleeping lock (`behaviour: NAME`): the
+// switches it sets; a lock's own switches override them. The first row of
+// a kind is the base when a lock gives switches without a behaviour.
+struct LockBehaviour {
+  const char* kind;  // mutex or rwsem
+  const char* name;  // v4.19, ...
+  bool handoff;
+  bool reader_spin;
+  bool reader_steal;
+  bool wake_all_readers;
+  const char* rules;  // one line, for docs: what the version does, with its commits
+};
+const std::vector<LockBehaviour>& lock_behaviours();
+// The row of (kind, name), or nullptr; "v4.19, v5.3, v6.1": a kind's names.
+const LockBehaviour* find_lock_behaviour(const std::string& kind, const std::string& name);
+std::string lock_behaviour_names(const std::string& kind);
+
 struct LockKind {
   const char* name;         // as written in scenario files
   const char* description;  // one line, for docs and errors

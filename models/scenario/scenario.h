@@ -109,6 +109,15 @@ struct LockDecl {
   Duration wake_latency{0};     // mutex, rwsem: scheduler wake-up when waiters sleep
   Duration threshold{1000000000};  // cna: the secondary queue's head waits at most this (1 ms)
   bool reader_preference = false;  // rwlock: the pre-qrwlock unfair rwlock_t
+  // mutex, rwsem by kernel version (`behaviour:` and the switches, which
+  // override the behaviour's; lock_kinds.h's lock_behaviours()). Without
+  // any of them the version-less model runs, as before.
+  bool versioned = false;
+  std::string behaviour;           // "" when only switches were given
+  bool handoff = false;            // mutex, rwsem: the handoff bit
+  bool reader_spin = false;        // rwsem: readers spin on a running writer
+  bool reader_steal = false;       // rwsem: readers take a writer-free lock past the queue
+  bool wake_all_readers = false;   // rwsem: a wake-up grants up to 256 readers from the whole queue
   SourceMark mark;
 };
 

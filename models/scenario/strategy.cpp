@@ -93,6 +93,35 @@ void parse_dentries(const Reader& r, const YAML::Node& n, const std::string& nam
   }
 }
 
+// behaviour: NAME and the switches (mutex, rwsem): the version's rules,
+// then each switch given; any of them selects the model by version.
+void parse_behaviour(const Reader& r, const YAML::Node& m, LockDecl& d) {
+  const char* switches[] = {"handoff", "reader_spin", "reader_steal", "wake_readers"};
+  d.versioned = static_cast<bool>(m["behaviour"]);
+  for (const char* k : switches) d.versioned = d.versioned || static_cast<bool>(m[k]);
+  if (!d.versioned) return;
+  const LockBehaviour* b = nullptr;
+  if (m["behaviour"]) {
+    d.behaviour = r.scalar(m["behaviour"], "behaviour");
+    b = find_lock_behaviour(d.kind, d.behaviour);
+    if (!b)
+      r.fail(m["behaviour"], "unknown " + d.kind + " behaviour '" + d.behaviour + "'",
+             "one of: " + lock_behaviour_names(d.kind));
+  } else {
+    for (const auto& row : lock_behaviours())
+      if (!b && d.kind == row.kind) b = &row;  // switches alone: over the oldest version's rules
+  }
+  d.handoff = m["handoff"] ? r.boolean(m["handoff"], "handoff") : b->handoff;
+  d.reader_spin = m["reader_spin"] ? r.boolean(m["reader_spin"], "reader_spin") : b->reader_spin;
+  d.reader_steal = m["reader_steal"] ? r.boolean(m["reader_steal"], "reader_steal") : b->reader_steal;
+  d.wake_all_readers = b->wake_all_readers;
+  if (m["wake_readers"]) {
+    const std::string w = r.scalar(m["wake_readers"], "wake_readers");
+    if (w != "leading" && w != "all") r.fail(m["wake_readers"], "unknown wake_readers '" + w + "'", "leading or all");
+    d.wake_all_readers = w == "all";
+  }
+}
+
 // locks: NAME: {kind, scope, ...}: the kind's row in the lock-kind registry
 // says which of spin, wake, fair and threshold apply.
 void parse_locks(const Reader& r, const YAML::Node& locks, const std::string& name, std::map<std::string, LockDecl>& out) {
@@ -117,9 +146,14 @@ void parse_locks(const Reader& r, const YAML::Node& locks, const std::string& na
         r.fail(v, "'" + k + "' does not apply to a " + d.kind + " lock", "'" + k + "' only on " + lock_kinds_taking(k) + " locks");
     }
     const YAML::Node& m = kv.second;
-    d.spin = m["spin"] ? r.boolean(m["spin"], "spin") : !row->sleeps || row->default_spin;  // rwsem readers sleep
+    parse_behaviour(r, m, d);
+    // rwsem readers sleep; a versioned rwsem's writers spin (every version has RWSEM_SPIN_ON_OWNER).
+    d.spin = m["spin"] ? r.boolean(m["spin"], "spin") : !row->sleeps || row->default_spin || d.versioned;
+    if (m["reader_spin"] && d.reader_spin && !d.spin)
+      r.fail(m["reader_spin"], "'reader_spin: true' contradicts 'spin: false' of " + what,
+             "readers spin on a writer only where writers may: drop one of them");
     if (m["wake"]) d.wake_latency = r.duration(m["wake"], "wake latency", true);
-    else if (row->sleeps && !d.spin)
+    else if (row->sleeps && (!d.spin || d.versioned))  // by version, a waiter sleeps when its owner does
       r.fail(m, what + " has sleeping waiters but no wake-up latency", "'wake: TIME' (scheduler wake-up, e.g. 5us)");
     if (m["fair"]) d.reader_preference = !r.boolean(m["fair"], "fair");
     if (m["threshold"]) d.threshold = r.duration(m["threshold"], "threshold", true);

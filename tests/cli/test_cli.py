@@ -607,5 +607,23 @@ if lr.returncode == 0:
     check(fb["d_lock"]["acquisitions"] > 0 and not any(l["acquisitions"] for l in lpts[("cmpxchg", 96)]["lock_stat"]),
           "cmpxchg with retries: 2 takes its fallback's lock at 96 CPUs; without retries it never does")
 
+# ---- rwsem and mutex by kernel version (tests/scenarios/sleeping-locks.yaml) ----
+sl = run("run", os.path.join(src, "tests/scenarios/sleeping-locks.yaml"), "--cpus", "1,4,16", "--json", "--db", "", "-q")
+check(sl.returncode == 0, "sleeping-locks runs: " + sl.stderr[-300:])
+if sl.returncode == 0:
+    spts = {(p["strategy"], p["cpus"]): p for p in json.loads(sl.stdout)["points"]}
+    rate = lambda n, c: spts[(n, c)]["ops_per_sec"]
+    check(rate("rwsem-v4.19", 1) == rate("rwsem-v5.3", 1) and rate("mutex-v4.9", 1) == rate("mutex-v4.10", 1),
+          "sleeping-locks: one CPU, nobody waits: every version runs the same path")
+    # At 4 CPUs the readers that meet a writer decide it (5 us asleep or
+    # ~200 ns spinning); by 16 both are held to the count line's bouncing.
+    check(rate("rwsem-v5.3", 4) > 1.5 * rate("rwsem-v4.19", 4),
+          f"rwsem at 4 CPUs: v5.3's spinning readers ({rate('rwsem-v5.3', 4):.0f}/s) ahead of v4.19's sleeping ones"
+          f" ({rate('rwsem-v4.19', 4):.0f}/s)")
+    check(rate("rwsem-v5.3", 16) >= rate("rwsem-v4.19", 16), "rwsem at 16 CPUs: v5.3 not behind v4.19")
+    wmax = lambda n: {l["name"]: l for l in spts[(n, 16)]["lock_stat"]}["m"]["waittime_max_us"]
+    check(wmax("mutex-v4.10") < wmax("mutex-v4.9"),
+          f"mutex at 16 CPUs: v4.10's handoff bounds the longest wait ({wmax('mutex-v4.10')} < {wmax('mutex-v4.9')})")
+
 print(f"cli: {len(failures)} failed")
 sys.exit(1 if failures else 0)

@@ -183,3 +183,22 @@ TEST_CASE("docs/scenario-format.md's lock-key table is the registry's lock_keys(
     CHECK(rows[k] == "| `" + std::string(keys[k].name) + "` | " + value + " | " + kinds + " | " + keys[k].description + " |");
   }
 }
+
+TEST_CASE("docs/scenario-format.md's behaviour table is the registry's lock_behaviours()") {
+  const std::string doc = scenario_format_doc();
+  const auto at = doc.find("| kind | behaviour | handoff | reader_spin | reader_steal | wake_readers | rules |");
+  REQUIRE(at != std::string::npos);
+  std::vector<std::string> rows;
+  const auto end = doc.find("\n\n", at);
+  for (std::size_t i = doc.find("\n| ", at + 1); i != std::string::npos && i < end; i = doc.find("\n| ", i + 1))
+    rows.push_back(doc.substr(i + 1, doc.find('\n', i + 1) - i - 1));
+  const auto& table = vfssim::models::lock_behaviours();
+  REQUIRE(rows.size() == table.size());
+  auto b = [](bool v) { return std::string(v ? "true" : "false"); };
+  for (std::size_t k = 0; k < table.size(); ++k) {
+    const auto& t = table[k];
+    CHECK(rows[k] == "| " + std::string(t.kind) + " | " + t.name + " | " + b(t.handoff) + " | " + b(t.reader_spin) +
+                         " | " + b(t.reader_steal) + " | " + (t.wake_all_readers ? "all" : "leading") + " | " + t.rules +
+                         " |");
+  }
+}
