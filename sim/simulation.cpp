@@ -15,6 +15,8 @@ const char* to_string(StopReason r) {
   return "?";
 }
 
+void Simulation::scheduled_in_the_past() { throw SimulationError("event scheduled in the past"); }
+
 StopReason Simulation::run(const RunLimits& limits) {
   stop_requested_ = false;
   std::uint64_t budget = limits.max_events;

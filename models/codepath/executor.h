@@ -147,13 +147,18 @@ class Executor final : public sim::EventHandler {
 
   // Runs task `t` from local time `at` (>= now) until it must wait.
   void run(std::size_t t, sim::Time at, bool from_event);
-  // A step that touches only the CPU's own state: true when `in` is one
-  // (and has run), false for a shared step or the end of the iteration.
-  bool run_local(std::size_t t, const Instr& in, sim::Time& at);
+  // What run() does after a step: the next one, stop (the task waits, or
+  // is done), or schedule the task at its local time.
+  enum class Next : std::uint8_t { kStep, kStop, kWait };
+  Next step(std::size_t t, const Instr& in, sim::Time& at, bool from_event, bool& ended_iteration);
+  // A step other than compute that touches only the CPU's own state: true
+  // when `in` is one (and has run).
+  bool run_local(Task& task, const Instr& in, sim::Time& at);
   // The end of an iteration: false when the task stops here (past the
   // window, or it yields to the engine).
   bool end_iteration(std::size_t t, sim::Time& at, bool& ended_before);
-  // A shared step at the global clock: false when the task waits.
+  // A shared step other than acquire and release, at the global clock:
+  // false when the task waits.
   bool run_shared(std::size_t t, const Instr& in, sim::Time& at);
   bool acquire(Task& task, const Instr& in, sim::Time& at);
   void release(Task& task, const Instr& in, sim::Time& at);

@@ -9,6 +9,28 @@ InvariantChecker::InvariantChecker(std::vector<std::string> lock_names, std::siz
       last_release_(lock_names_.size(), sim::Time{}),
       write_epoch_(seqcounts, 0) {}
 
+void InvariantChecker::fail_granted_while_held(std::uint32_t id, int cpu) const {
+  throw InvariantViolation("mutual exclusion broken: lock '" + lock_names_[id] + "' granted to cpu " +
+                           std::to_string(cpu) + " while cpu " + std::to_string(exclusive_holder_[id]) +
+                           " holds it exclusively");
+}
+
+void InvariantChecker::fail_granted_to_writer(std::uint32_t id, int cpu, sim::Time at) const {
+  if (shared_holders_[id] > 0)
+    throw InvariantViolation("reader-writer exclusion broken: lock '" + lock_names_[id] + "' granted to writer cpu " +
+                             std::to_string(cpu) + " while " + std::to_string(shared_holders_[id]) + " readers hold it");
+  (void)at;
+  throw InvariantViolation("lock '" + lock_names_[id] + "' granted before its previous release");
+}
+
+void InvariantChecker::fail_released(std::uint32_t id, int cpu, LockMode mode) const {
+  if (mode == LockMode::kShared)
+    throw InvariantViolation("cpu " + std::to_string(cpu) + " released read lock '" + lock_names_[id] +
+                             "' nobody holds");
+  throw InvariantViolation("cpu " + std::to_string(cpu) + " released lock '" + lock_names_[id] +
+                           "' it does not hold");
+}
+
 void InvariantChecker::write_begin(std::uint32_t seq, const std::string& name) {
   if (write_epoch_[seq] & 1)
     throw InvariantViolation("seqcount '" + name + "': two writers inside at once; serialise them with a lock");
