@@ -44,7 +44,8 @@ def registries():
 LOCK_KINDS, STEP_KINDS = registries()
 SPINLOCKS = [k for k in ("tas", "ticket", "mcs", "qspinlock", "cna") if k in LOCK_KINDS]
 READ_WRITE = [k for k in ("rwsem", "rwlock", "brlock") if k in LOCK_KINDS]
-SCOPES = ["global", "node", "cpu", "process", "task"]
+SCOPES = ["global", "node", "cpu", "process", "task", "object"]
+PICKS = ["task", "uniform", "round_robin", "zipf(1.1)", "zipf(0.5)"]
 
 
 def time(rng):
@@ -63,8 +64,16 @@ class Gen:
     def __init__(self, rng):
         self.rng = rng
 
+    def scoped(self):
+        """{scope: S}, with objects and pick under scope: object."""
+        d = {"scope": self.rng.choice(SCOPES)}
+        if d["scope"] == "object":
+            d["objects"] = self.rng.choice([1, 3, 16, "$files"])
+            d["pick"] = self.rng.choice(PICKS)
+        return d
+
     def lock_decl(self, kind):
-        d = {"kind": kind, "scope": self.rng.choice(SCOPES)}
+        d = {"kind": kind, **self.scoped()}
         if kind in ("mutex", "rwsem"):
             d["spin"] = self.rng.choice([True, False])
             if not d["spin"] or self.rng.random() < 0.5:
@@ -80,15 +89,15 @@ class Gen:
         locks = {f"l{i}": self.lock_decl(rng.choice(LOCK_KINDS)) for i in range(rng.randint(1, 3))}
         spin = {f"s{i}": self.lock_decl(rng.choice(SPINLOCKS)) for i in range(rng.randint(1, 2))}
         locks.update(spin)
-        lines = {f"c{i}": {"scope": rng.choice(SCOPES)} for i in range(rng.randint(1, 2))}
+        lines = {f"c{i}": self.scoped() for i in range(rng.randint(1, 2))}
         lines["pc"] = {"scope": "cpu"}
         lines["shared"] = {"scope": "global"}
         s = {"kernel": {"hz": rng.choice([100, 250, 1000])}, "locks": locks, "lines": lines,
-             "seqcounts": {"q": {"scope": rng.choice(SCOPES)}}}
+             "seqcounts": {"q": self.scoped()}}
         dentries, pools = [], []
         if rng.random() < 0.4:  # a path to walk: each dentry brings its d_lock, d_count and d_seq
             dentries = [f"d{i}" for i in range(rng.randint(1, 4))]
-            s["dentries"] = {d: {"scope": rng.choice(SCOPES)} for d in dentries}
+            s["dentries"] = {d: self.scoped() for d in dentries}
             s["dentry_lock"] = rng.choice(SPINLOCKS)
         if rng.random() < 0.3:  # a zone's free pages between two watermarks
             pools = ["fp"]
@@ -204,7 +213,16 @@ class Gen:
                             "loop": ["op0"], "warmup": "1us", "duration": "20us", "cpus": [1, 2, 4]},
                "strategies": {"a": self.strategy(n_ops)}}
         doc["params"] = {"think": rng.choice(["0ns", "20ns", "150ns", "1us"]),
-                         "sw": rng.choice([True, False]), "refill": rng.choice([0, 5000, 2000000])}
+                         "sw": rng.choice([True, False]), "refill": rng.choice([0, 5000, 2000000]),
+                         "files": rng.choice([1, 8, 64])}
+        if rng.random() < 0.25:  # task roles: each with its own loop, sized to fit 2 and 4 CPUs
+            wl = doc["workload"]
+            del wl["loop"]
+            wl["cpus"] = [2, 4]
+            ops = list(doc["strategies"]["a"]["ops"])
+            sizes = [{"count": 1}, {"fraction": 0.5}, {"per_node": 1}, {}]
+            first = rng.choice(sizes[:3])
+            wl["roles"] = {"r0": {**first, "loop": [rng.choice(ops)]}, "rest": {"loop": [rng.choice(ops)]}}
         if rng.random() < 0.5:
             # l0 replaced by a lock of another kind, of its class where a step reads it (mode: read)
             kinds = READ_WRITE if doc["strategies"]["a"]["locks"]["l0"]["kind"] in READ_WRITE else LOCK_KINDS
