@@ -44,7 +44,7 @@ def registries():
 LOCK_KINDS, STEP_KINDS = registries()
 SPINLOCKS = [k for k in ("tas", "ticket", "mcs", "qspinlock", "cna") if k in LOCK_KINDS]
 READ_WRITE = [k for k in ("rwsem", "rwlock", "brlock") if k in LOCK_KINDS]
-SCOPES = ["global", "node", "cpu", "process", "task", "object"]
+SCOPES = ["global", "node", "cpu", "process", "task", "object"]  # object: with objects and pick (Gen.scoped)
 PICKS = ["task", "uniform", "round_robin", "zipf(1.1)", "zipf(0.5)"]
 
 
@@ -215,14 +215,15 @@ class Gen:
         doc["params"] = {"think": rng.choice(["0ns", "20ns", "150ns", "1us"]),
                          "sw": rng.choice([True, False]), "refill": rng.choice([0, 5000, 2000000]),
                          "files": rng.choice([1, 8, 64])}
-        if rng.random() < 0.25:  # task roles: each with its own loop, sized to fit 2 and 4 CPUs
+        if rng.random() < 0.2:  # task roles, each with its own loop
             wl = doc["workload"]
             del wl["loop"]
-            wl["cpus"] = [2, 4]
             ops = list(doc["strategies"]["a"]["ops"])
-            sizes = [{"count": 1}, {"fraction": 0.5}, {"per_node": 1}, {}]
-            first = rng.choice(sizes[:3])
-            wl["roles"] = {"r0": {**first, "loop": [rng.choice(ops)]}, "rest": {"loop": [rng.choice(ops)]}}
+            wl["roles"] = {"rest": {"loop": [rng.choice(ops)]}}  # one role: any CPU count
+            if rng.random() < 0.4:  # and a sized one before it: 2 CPUs at least (a run at 1 is refused at the role)
+                wl["cpus"] = [2, 4]
+                size = rng.choice([{"count": 1}, {"fraction": 0.5}, {"per_node": 1}])
+                wl["roles"] = {"r0": {**size, "loop": [rng.choice(ops)]}, **wl["roles"]}
         if rng.random() < 0.5:
             # l0 replaced by a lock of another kind, of its class where a step reads it (mode: read)
             kinds = READ_WRITE if doc["strategies"]["a"]["locks"]["l0"]["kind"] in READ_WRITE else LOCK_KINDS
@@ -239,7 +240,7 @@ class Gen:
                                              "core": "core", "interconnect": {"base": "40ns", "hop": "10ns"},
                                              "local_hit": "1ns", "local_atomic": "5ns"}
                 if rng.random() < 0.3:
-                    v["cpus"] = [1, 2]
+                    v["cpus"] = [2] if "roles" in doc["workload"] else [1, 2]  # roles: a CPU for each
                 doc["variants"][f"v{j}"] = v
         if rng.random() < 0.4:
             doc["expect"] = self.expect(list(doc["strategies"]), list(doc.get("variants", {})))
