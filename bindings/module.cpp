@@ -388,6 +388,9 @@ py::dict variant_info(const models::Scenario& sc, const std::string& name) {
   d["machine_cpus"] = machine_cpus(v.machine);
   d["cpus"] = v.workload.cpus;
   d["loop"] = v.workload.loop;
+  py::dict roles;  // role name -> its loop (empty without roles)
+  for (const auto& r : v.workload.roles) roles[py::str(r.name)] = r.loop;
+  d["roles"] = roles;
   d["tasks"] = v.workload.tasks == models::TaskKind::kThread ? "thread" : "process";
   d["placement"] = models::to_string(v.workload.placement);
   d["warmup_us"] = us(v.workload.warmup);

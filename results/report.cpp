@@ -69,6 +69,7 @@ json stats_json(const PointResult& p, std::optional<std::size_t> profile_top) {
       out[t.key] = record_json(t.fields, *rows.front(), c);
       return;
     }
+    if (t.omit_empty && rows.empty()) return;
     json list = json::array();
     const bool is_profile = &t == static_cast<const void*>(&schema::profile());
     const std::size_t n = is_profile && profile_top ? std::min(*profile_top, rows.size()) : rows.size();
@@ -153,6 +154,18 @@ void print_curve_table(std::ostream& os, const std::vector<CurvePoint>& curve) {
     if (const auto c = ci95(cp.ops_per_sec, cp.stddev, n)) std::snprintf(ci, sizeof ci, "%.0f..%.0f", c->first, c->second);
     std::snprintf(line, sizeof line, "%6d %14.0f %10s %25s %9s %11s\n", cp.cpus, cp.ops_per_sec, sd, ci, sp, eff);
     os << line;
+    // With roles: each role's ops/s (mean over the replications) and tasks.
+    if (!cp.reps.empty() && !cp.reps.front().roles.empty()) {
+      std::string roles = "       roles:";
+      for (std::size_t i = 0; i < cp.reps.front().roles.size(); ++i) {
+        double sum = 0;
+        for (const auto& r : cp.reps) sum += r.roles.at(i).ops_per_sec;
+        const auto& role = cp.reps.front().roles[i];
+        roles += (i ? ", " : " ") + role.name + " " + format_rate(sum / static_cast<double>(cp.reps.size())) + "/s (" +
+                 count_of(static_cast<std::size_t>(role.tasks), "task") + ")";
+      }
+      os << roles << "\n";
+    }
   }
 }
 

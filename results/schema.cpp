@@ -59,7 +59,7 @@ nlohmann::json to_json(const Value& v) {
 
 models::Scope scope_named(const std::string& s) {
   for (auto sc : {models::Scope::kGlobal, models::Scope::kNode, models::Scope::kCpu, models::Scope::kProcess,
-                  models::Scope::kTask})
+                  models::Scope::kTask, models::Scope::kObject})
     if (s == models::to_string(sc)) return sc;
   throw std::invalid_argument("unknown scope '" + s + "'");
 }
@@ -75,6 +75,7 @@ using models::PointResult;
 using models::PoolReport;
 using models::ProfileEntry;
 using models::RcuStats;
+using models::RoleReport;
 using models::SeqReport;
 
 // Getter and setter of a member, by the field's type. `M` is the member
@@ -168,7 +169,7 @@ const Table<LockReport>& locks() {
       concat({
           {"name", Type::kText, "", "lock class", VFSSIM_TEXT(name), "lock"},
           {"kind", Type::kText, "", "lock kind (tas, ticket, mcs, qspinlock, mutex, rwsem, ...)", VFSSIM_TEXT(kind)},
-          {"scope", Type::kText, "", "global, node, cpu, process or task", VFSSIM_SCOPE(scope)},
+          {"scope", Type::kText, "", "global, node, cpu, process, task or object", VFSSIM_SCOPE(scope)},
           {"instances", Type::kInteger, "", "instances of the lock on this machine", VFSSIM_INT(instances)},
       }, lock_stat_fields<R>()),
       &PointResult::locks};
@@ -220,7 +221,7 @@ const Table<LineReport>& lines() {
       "replication x cache line (summed over its instances)",
       {
           {"name", Type::kText, "", "cache line", VFSSIM_TEXT(name), "line"},
-          {"scope", Type::kText, "", "global, node, cpu, process or task", VFSSIM_SCOPE(scope)},
+          {"scope", Type::kText, "", "global, node, cpu, process, task or object", VFSSIM_SCOPE(scope)},
           {"instances", Type::kInteger, "", "instances of the line on this machine", VFSSIM_INT(instances)},
           {"loads", Type::kInteger, "accesses", "loads", VFSSIM_INT(stats.loads)},
           {"rmws", Type::kInteger, "accesses", "stores and atomic read-modify-writes", VFSSIM_INT(stats.rmws)},
@@ -310,6 +311,25 @@ const Table<RcuStats>& rcu() {
       },
       nullptr,
       &PointResult::rcu};
+  return t;
+}
+
+const Table<RoleReport>& roles() {
+  using R = RoleReport;
+  static const Table<R> t{
+      "role_stats",
+      "roles",
+      "replication x role of the workload (none without roles)",
+      {
+          {"name", Type::kText, "", "role, as `workload: roles:` names it", VFSSIM_TEXT(name), "role"},
+          {"tasks", Type::kInteger, "tasks", "tasks of the role at this point", VFSSIM_INT(tasks)},
+          {"ops", Type::kInteger, "iterations", "the role's loop iterations in the window, its tasks together", VFSSIM_INT(ops)},
+          {"ops_per_sec", Type::kReal, "ops/s", "the role's loop iterations per simulated second (the roles' ops add up to the point's)",
+           VFSSIM_REAL(ops_per_sec)},
+      },
+      &PointResult::roles,
+      nullptr,
+      true};
   return t;
 }
 

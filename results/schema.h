@@ -79,6 +79,9 @@ struct Table {
   std::vector<Field<R>> fields;
   std::vector<R> models::PointResult::* list = nullptr;
   R models::PointResult::* one = nullptr;
+  // JSON: no key at all when the list is empty (a table only some
+  // scenarios fill, such as roles: the others' documents stay as they were).
+  bool omit_empty = false;
 };
 
 // Per replication: the point's own scalars (table points, the Python point
@@ -92,6 +95,7 @@ const Table<models::SeqReport>& seqcounts();
 const Table<models::PoolReport>& pools();
 const Table<models::ProfileEntry>& profile();
 const Table<models::RcuStats>& rcu();
+const Table<models::RoleReport>& roles();
 // Per curve point (table curve; JSON points and Python curve dicts).
 struct CurveFields {
   const char* sql;
@@ -101,7 +105,7 @@ const CurveFields& curve();
 
 // The schema as data (`vfssim schema --json`, _vfssim.result_schema()):
 // {"point" | "lock_stat" | "lock_stat_rw" | "contention_points" | "lines" | "seqcounts" | "pools" | "profile" |
-// "rcu" | "curve": {"table", "rows", "fields": [{"key", "name", "type",
+// "rcu" | "roles" | "curve": {"table", "rows", "fields": [{"key", "name", "type",
 // "unit", "description", "column" (null: not stored), "sql_type",
 // "derived"}]}}, in schema order.
 nlohmann::ordered_json describe();
@@ -118,6 +122,7 @@ void for_each_stats_table(Fn&& fn) {
   fn(pools());
   fn(profile());
   fn(rcu());
+  fn(roles());
 }
 
 // The records of a table in a point, as pointers (one record for `one`).

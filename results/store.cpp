@@ -282,6 +282,20 @@ CREATE TABLE contention_points (
   contentions INTEGER NOT NULL
 );
 )sql",
+    // 10: ops/s per role of a workload with roles (one row per role).
+    R"sql(
+CREATE TABLE role_stats (
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  strategy TEXT NOT NULL,
+  variant TEXT NOT NULL,
+  cpus INTEGER NOT NULL,
+  rep INTEGER NOT NULL,
+  role TEXT NOT NULL,
+  tasks INTEGER NOT NULL,
+  ops INTEGER NOT NULL,
+  ops_per_sec REAL NOT NULL
+);
+)sql",
 };
 
 constexpr int kMigrationCount = sizeof(kMigrations) / sizeof(kMigrations[0]);

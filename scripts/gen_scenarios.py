@@ -56,7 +56,8 @@ LOCK_KINDS, STEP_KINDS = registries()
 BEHAVIOURS = behaviours()
 SPINLOCKS = [k for k in ("tas", "ticket", "mcs", "qspinlock", "cna") if k in LOCK_KINDS]
 READ_WRITE = [k for k in ("rwsem", "rwlock", "brlock") if k in LOCK_KINDS]
-SCOPES = ["global", "node", "cpu", "process", "task"]
+SCOPES = ["global", "node", "cpu", "process", "task", "object"]  # object: with objects and pick (Gen.scoped)
+PICKS = ["task", "uniform", "round_robin", "zipf(1.1)", "zipf(0.5)"]
 
 
 def time(rng):
@@ -75,8 +76,16 @@ class Gen:
     def __init__(self, rng):
         self.rng = rng
 
+    def scoped(self):
+        """{scope: S}, with objects and pick under scope: object."""
+        d = {"scope": self.rng.choice(SCOPES)}
+        if d["scope"] == "object":
+            d["objects"] = self.rng.choice([1, 3, 16, "$files"])
+            d["pick"] = self.rng.choice(PICKS)
+        return d
+
     def lock_decl(self, kind):
-        d = {"kind": kind, "scope": self.rng.choice(SCOPES)}
+        d = {"kind": kind, **self.scoped()}
         if kind in ("mutex", "rwsem"):
             d["spin"] = self.rng.choice([True, False])
             if not d["spin"] or self.rng.random() < 0.5:
@@ -101,15 +110,15 @@ class Gen:
         locks = {f"l{i}": self.lock_decl(rng.choice(LOCK_KINDS)) for i in range(rng.randint(1, 3))}
         spin = {f"s{i}": self.lock_decl(rng.choice(SPINLOCKS)) for i in range(rng.randint(1, 2))}
         locks.update(spin)
-        lines = {f"c{i}": {"scope": rng.choice(SCOPES)} for i in range(rng.randint(1, 2))}
+        lines = {f"c{i}": self.scoped() for i in range(rng.randint(1, 2))}
         lines["pc"] = {"scope": "cpu"}
         lines["shared"] = {"scope": "global"}
         s = {"kernel": {"hz": rng.choice([100, 250, 1000])}, "locks": locks, "lines": lines,
-             "seqcounts": {"q": {"scope": rng.choice(SCOPES)}}}
+             "seqcounts": {"q": self.scoped()}}
         dentries, pools = [], []
         if rng.random() < 0.4:  # a path to walk: each dentry brings its d_lock, d_count and d_seq
             dentries = [f"d{i}" for i in range(rng.randint(1, 4))]
-            s["dentries"] = {d: {"scope": rng.choice(SCOPES)} for d in dentries}
+            s["dentries"] = {d: self.scoped() for d in dentries}
             s["dentry_lock"] = rng.choice(SPINLOCKS)
         if rng.random() < 0.3:  # a zone's free pages between two watermarks
             pools = ["fp"]
@@ -225,7 +234,17 @@ class Gen:
                             "loop": ["op0"], "warmup": "1us", "duration": "20us", "cpus": [1, 2, 4]},
                "strategies": {"a": self.strategy(n_ops)}}
         doc["params"] = {"think": rng.choice(["0ns", "20ns", "150ns", "1us"]),
-                         "sw": rng.choice([True, False]), "refill": rng.choice([0, 5000, 2000000])}
+                         "sw": rng.choice([True, False]), "refill": rng.choice([0, 5000, 2000000]),
+                         "files": rng.choice([1, 8, 64])}
+        if rng.random() < 0.2:  # task roles, each with its own loop
+            wl = doc["workload"]
+            del wl["loop"]
+            ops = list(doc["strategies"]["a"]["ops"])
+            wl["roles"] = {"rest": {"loop": [rng.choice(ops)]}}  # one role: any CPU count
+            if rng.random() < 0.4:  # and a sized one before it: 2 CPUs at least (a run at 1 is refused at the role)
+                wl["cpus"] = [2, 4]
+                size = rng.choice([{"count": 1}, {"fraction": 0.5}, {"per_node": 1}])
+                wl["roles"] = {"r0": {**size, "loop": [rng.choice(ops)]}, **wl["roles"]}
         if rng.random() < 0.5:
             # l0 replaced by a lock of another kind, of its class where a step reads it (mode: read)
             kinds = READ_WRITE if doc["strategies"]["a"]["locks"]["l0"]["kind"] in READ_WRITE else LOCK_KINDS
@@ -242,7 +261,7 @@ class Gen:
                                              "core": "core", "interconnect": {"base": "40ns", "hop": "10ns"},
                                              "local_hit": "1ns", "local_atomic": "5ns"}
                 if rng.random() < 0.3:
-                    v["cpus"] = [1, 2]
+                    v["cpus"] = [2] if "roles" in doc["workload"] else [1, 2]  # roles: a CPU for each
                 doc["variants"][f"v{j}"] = v
         if rng.random() < 0.4:
             doc["expect"] = self.expect(list(doc["strategies"]), list(doc.get("variants", {})))

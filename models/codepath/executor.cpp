@@ -1,6 +1,7 @@
 #include "models/codepath/executor.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "models/kernel/free_lock.h"
@@ -24,9 +25,12 @@ int instance_key(Scope scope, const Topology& topo, TaskKind kind, int task, int
     case Scope::kCpu: return cpu;
     case Scope::kProcess: return kind == TaskKind::kThread ? 0 : task;
     case Scope::kTask: return task;
+    case Scope::kObject: return 0;  // rebound per iteration (Executor::pick_objects)
   }
   return 0;
 }
+
+int object_count(Scope scope, const ObjectSet& o) { return scope == Scope::kObject ? static_cast<int>(o.objects.value) : 0; }
 
 }  // namespace
 
@@ -43,9 +47,12 @@ Executor::Executor(sim::Simulation& sim, const Program& program, const Topology&
     if (task_of_cpu_[task.cpu] >= 0) throw std::invalid_argument("two tasks placed on one CPU");
     task_of_cpu_[task.cpu] = static_cast<int>(t);
     task.rng = sim::RngStream(config_.seed, "task", static_cast<std::uint64_t>(t));
+    task.pick_rng = sim::RngStream(config_.seed, "pick", static_cast<std::uint64_t>(t));
+    if (!config_.roles.empty()) task.entry = task.pc = program_.entries.at(static_cast<std::size_t>(config_.roles.at(t)));
     task.percpu.assign(program_.percpu_counters, 0);
   }
   build_instances();
+  for (std::size_t t = 0; t < n; ++t) pick_objects(t);
   smt_.emplace(topo_, config_.cpus);
   if (program_.uses_sum) {
     // Reading every CPU's copy of a per-CPU line: a copy that a busy CPU
@@ -74,10 +81,14 @@ void Executor::build_instances() {
       return instance_key((*decls)[s].scope, topo_, config_.tasks, static_cast<int>(t), tasks_[t].cpu);
     };
   };
-  locks_.build(n, program_.locks.size(), key(&program_.locks), [this](std::size_t s, int k) {
+  auto objects = [](auto decls) {
+    return [decls](std::size_t s) { return object_count((*decls)[s].scope, (*decls)[s].objects); };
+  };
+  auto no_external = [](std::size_t, std::size_t) -> Lock* { return nullptr; };
+  locks_.build(n, program_.locks.size(), key(&program_.locks), no_external, [this](std::size_t s, int k) {
     const auto& d = program_.locks[s];
     return config_.lock_factory(d, LockContext{&topo_, sim::RngStream(config_.seed, "lock:" + d.name, static_cast<std::uint64_t>(k))});
-  });
+  }, objects(&program_.locks));
   acquired_at_.assign(locks_.size(), 0);
   contended_at_.assign(program_.code.size(), 0);
   contending_at_.assign(program_.code.size(), 0);
@@ -92,9 +103,42 @@ void Executor::build_instances() {
     return word;
   };
   lines_.build(n, program_.lines.size(), key(&program_.lines), on_lock,
-               [](std::size_t, int) { return std::make_unique<CacheLine>(); });
+               [](std::size_t, int) { return std::make_unique<CacheLine>(); }, objects(&program_.lines));
   seqs_.build(n, program_.seqcounts.size(), key(&program_.seqcounts),
-              [this](std::size_t, int) { return config_.seq_factory(topo_); });
+              [](std::size_t, std::size_t) -> SeqCount* { return nullptr; },
+              [this](std::size_t, int) { return config_.seq_factory(topo_); }, objects(&program_.seqcounts));
+  // The per-object slots and their pickers (declarations with the same
+  // objects and pick share one, so they pick the same object).
+  auto add = [this](Table table, const auto& decls) {
+    for (std::size_t s = 0; s < decls.size(); ++s) {
+      if (decls[s].scope != Scope::kObject) continue;
+      const ObjectSet& o = decls[s].objects;
+      std::size_t p = 0;
+      while (p < pickers_.size() && !(pickers_[p].set == o)) ++p;
+      if (p == pickers_.size()) {
+        Picker pk{o, static_cast<int>(o.objects.value), {}};
+        if (o.pick == ObjectSet::Pick::kZipf) {
+          double sum = 0;
+          for (int k = 0; k < pk.n; ++k) pk.cdf.push_back(sum += std::pow(k + 1.0, -o.zipf_s));
+          for (double& c : pk.cdf) c /= sum;
+        }
+        random_picks_ = random_picks_ || o.pick == ObjectSet::Pick::kUniform || o.pick == ObjectSet::Pick::kZipf;
+        pickers_.push_back(std::move(pk));
+      }
+      object_slots_.push_back({table, static_cast<std::uint32_t>(s), static_cast<std::uint32_t>(p)});
+    }
+  };
+  add(Table::kLock, program_.locks);
+  add(Table::kLine, program_.lines);
+  add(Table::kSeq, program_.seqcounts);
+  for (std::size_t s = 0; s < program_.lines.size(); ++s) {
+    const auto& d = program_.lines[s];
+    if (d.on.empty()) continue;
+    std::uint32_t ls = 0;
+    while (program_.locks[ls].name != d.on) ++ls;
+    if (program_.locks[ls].scope == Scope::kObject) object_on_lines_.push_back({static_cast<std::uint32_t>(s), ls});
+  }
+  picked_.assign(pickers_.size(), 0);
   pools_.build(n, program_.pools.size(), key(&program_.pools), [this](std::size_t s, int) {
     const auto& d = program_.pools[s];
     return std::make_unique<FreePages>(d.low.value, d.high.value, d.refill.value);
@@ -107,6 +151,33 @@ void Executor::build_instances() {
     tasks_[t].seq_ids = seqs_.id_row(t);
     tasks_[t].pools = pools_.row(t);
   }
+}
+
+void Executor::pick_objects(std::size_t t) {
+  if (object_slots_.empty()) return;
+  Task& task = tasks_[t];
+  const double u = random_picks_ ? task.pick_rng.uniform() : 0.0;
+  for (std::size_t p = 0; p < pickers_.size(); ++p) {
+    const Picker& pk = pickers_[p];
+    const auto n = static_cast<std::uint64_t>(pk.n);
+    switch (pk.set.pick) {
+      case ObjectSet::Pick::kTask: picked_[p] = static_cast<int>(t % n); break;
+      case ObjectSet::Pick::kRoundRobin: picked_[p] = static_cast<int>((t + task.iteration) % n); break;
+      case ObjectSet::Pick::kUniform: picked_[p] = std::min(pk.n - 1, static_cast<int>(u * pk.n)); break;
+      case ObjectSet::Pick::kZipf:
+        picked_[p] = std::min(pk.n - 1, static_cast<int>(std::upper_bound(pk.cdf.begin(), pk.cdf.end(), u) - pk.cdf.begin()));
+        break;
+    }
+  }
+  for (const ObjectSlot& os : object_slots_) {
+    const int k = picked_[os.picker];
+    switch (os.table) {
+      case Table::kLock: locks_.rebind(t, os.slot, k); break;
+      case Table::kLine: lines_.rebind(t, os.slot, k); break;
+      case Table::kSeq: seqs_.rebind(t, os.slot, k); break;
+    }
+  }
+  for (const auto& [line, lock] : object_on_lines_) lines_.rebind_external(t, line, locks_.at(t, lock)->word_line());
 }
 
 std::unique_ptr<SeqCount> make_seqcount(const Topology& topo) { return std::make_unique<SeqCount>(topo); }
@@ -309,8 +380,10 @@ void Executor::run(std::size_t t, sim::Time at, bool from_event) {
     ++task.window_iterations;
     ++window_iterations_;
   }
-  task.pc = 0;
+  task.pc = task.entry;
   if (at > config_.end) return false;  // past the window: this task is done
+  ++task.iteration;
+  pick_objects(t);  // between iterations: the task holds no lock, is in no read section
   // A random time may draw 0 (compute: {exp: 1ns}), a branch may skip every
   // timed step; a loop that would stall by chance is refused before the run
   // (zero_time_probability), so only a long run of zero-time iterations

@@ -60,6 +60,7 @@ struct ExecutorConfig {
   sim::Time warmup{};            // measurement window: (warmup, end]
   sim::Time end{};
   Duration start_jitter{0};     // tasks start uniformly in [0, start_jitter)
+  std::vector<int> roles;       // role of each task: its loop starts at Program::entries[role] (empty: all 0)
   LockFactory lock_factory = &make_lock;
   SeqFactory seq_factory = &make_seqcount;
   // Test hook: a grace period that ignores readers (must be caught).
@@ -123,6 +124,9 @@ class Executor final : public sim::EventHandler {
   struct Task {
     int cpu = 0;
     std::uint32_t pc = 0;
+    std::uint32_t entry = 0;  // the first instruction of its role's loop
+    std::uint64_t iteration = 0;  // loop iterations begun, warm-up included (round_robin picks)
+    sim::RngStream pick_rng;      // uniform and zipf picks of scope: object declarations
     bool blocked = false;
     sim::Time blocked_since{};
     sim::Time last_iteration_end{Duration{-1}};
@@ -143,6 +147,26 @@ class Executor final : public sim::EventHandler {
   };
 
   void build_instances();
+  // scope: object: which object each per-object slot of task `t` uses in
+  // its current iteration (ObjectSet's rules), and rebinds its rows.
+  void pick_objects(std::size_t t);
+  // One per distinct (objects, pick) of the program's per-object declarations.
+  struct Picker {
+    ObjectSet set;
+    int n = 1;
+    std::vector<double> cdf;  // zipf: P(object <= k)
+  };
+  enum class Table : std::uint8_t { kLock, kLine, kSeq };
+  struct ObjectSlot {
+    Table table;
+    std::uint32_t slot;
+    std::uint32_t picker;
+  };
+  std::vector<Picker> pickers_;
+  std::vector<ObjectSlot> object_slots_;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> object_on_lines_;  // (line slot, lock slot): on a per-object lock
+  bool random_picks_ = false;  // a uniform or zipf picker: one draw per iteration
+  std::vector<int> picked_;    // scratch: per picker
   std::vector<TaskWait> wait_snapshot() const;
 
   // Runs task `t` from local time `at` (>= now) until it must wait.

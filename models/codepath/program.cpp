@@ -32,11 +32,17 @@ class Compiler {
  public:
   Compiler(const Strategy& s, const Params& params, std::size_t max) : s_(s), params_(params), max_(max) {}
 
-  Program run(const std::vector<std::string>& loop) {
-    p_.frames.push_back({-1, "loop"});
+  // One loop after the other, each ending in its end-of-iteration marker;
+  // each role's loop has a root frame "loop" of its own.
+  Program run(const std::vector<std::vector<std::string>>& loops) {
     p_.hz = s_.hz;
-    for (const auto& op : loop) call(op, 0, s_.ops.at(op).mark);
-    emit(make_instr(InstrKind::kEndIteration), 0, symbol("loop"), "", {});
+    for (const auto& loop : loops) {
+      p_.entries.push_back(here());
+      p_.frames.push_back({-1, "loop"});
+      const auto root = static_cast<std::uint32_t>(p_.frames.size() - 1);
+      for (const auto& op : loop) call(op, root, s_.ops.at(op).mark);
+      emit(make_instr(InstrKind::kEndIteration), root, symbol("loop"), "", {});
+    }
     return std::move(p_);
   }
 
@@ -49,7 +55,10 @@ class Compiler {
 
   std::uint32_t lock_slot(const std::string& name) {
     auto [it, inserted] = lock_ids_.try_emplace(name, static_cast<std::uint32_t>(p_.locks.size()));
-    if (inserted) p_.locks.push_back(s_.locks.at(name));
+    if (inserted) {
+      p_.locks.push_back(s_.locks.at(name));
+      resolve_objects(p_.locks.back().objects, p_.locks.back().mark);
+    }
     return it->second;
   }
 
@@ -57,6 +66,7 @@ class Compiler {
     auto [it, inserted] = line_ids_.try_emplace(name, static_cast<std::uint32_t>(p_.lines.size()));
     if (inserted) {
       p_.lines.push_back(s_.lines.at(name));
+      resolve_objects(p_.lines.back().objects, p_.lines.back().mark);
       if (!p_.lines.back().on.empty()) (void)lock_slot(p_.lines.back().on);  // the line is that lock's word
     }
     return it->second;
@@ -83,7 +93,10 @@ class Compiler {
 
   std::uint32_t seq_slot(const std::string& name) {
     auto [it, inserted] = seq_ids_.try_emplace(name, static_cast<std::uint32_t>(p_.seqcounts.size()));
-    if (inserted) p_.seqcounts.push_back(s_.seqcounts.at(name));
+    if (inserted) {
+      p_.seqcounts.push_back(s_.seqcounts.at(name));
+      resolve_objects(p_.seqcounts.back().objects, p_.seqcounts.back().mark);
+    }
     return it->second;
   }
 
@@ -343,6 +356,15 @@ class Compiler {
       throw ScenarioError(mark, "parameter '" + name + "' has no value", "a parameter declared under 'params:'");
     return it->second;
   }
+  // `objects: $param` of a scope: object declaration, as its number.
+  void resolve_objects(ObjectSet& o, const SourceMark& mark) const {
+    if (o.objects.param.empty()) return;
+    const double v = param(o.objects.param, mark).number;
+    if (!(v >= 1 && v <= 1e6) || v != static_cast<int>(v))
+      throw ScenarioError(mark, "parameter '" + o.objects.param + "' is not an object count", "a whole number from 1 to 1000000");
+    o.objects.value = v;
+    o.objects.param.clear();
+  }
   TimeDist resolve(TimeDist t, const SourceMark& mark) const {
     if (!t.param.empty()) t.a = param(t.param, mark).time;
     return t;
@@ -460,10 +482,15 @@ class Compiler {
 
 Program compile_program(const Strategy& strategy, const std::vector<std::string>& loop, const Params& params,
                         std::size_t max_instructions) {
-  return Compiler(strategy, params, max_instructions).run(loop);
+  return Compiler(strategy, params, max_instructions).run({loop});
 }
 
-double zero_time_probability(const Program& program, const std::vector<std::string>& free_locks) {
+Program compile_program(const Strategy& strategy, const Workload& workload, const Params& params,
+                        std::size_t max_instructions) {
+  return Compiler(strategy, params, max_instructions).run(workload.loops());
+}
+
+double zero_time_probability(const Program& program, const std::vector<std::string>& free_locks, std::size_t role) {
   // q[pc]: the probability that from `pc` the iteration reaches its end
   // with no time spent. Timed steps are 0, kEndIteration 1; the rest take
   // their successors' values. Start at 1 everywhere and iterate: jumps are
@@ -508,7 +535,7 @@ double zero_time_probability(const Program& program, const std::vector<std::stri
     }
     if (change < 1e-12) break;
   }
-  return n == 0 ? 1.0 : q[0];
+  return n == 0 ? 1.0 : q[program.entries.at(role)];  // each role's loop ends at its own kEndIteration
 }
 
 }  // namespace vfssim::models

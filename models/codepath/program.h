@@ -76,6 +76,7 @@ struct Program {
   bool uses_sum = false;
   int hz = 0;
   std::vector<std::string> detail;  // per instruction: the lock or line it touches, or ""
+  std::vector<std::uint32_t> entries;  // the first instruction of each role's loop ({0} without roles)
 
   // "sym <- f2 <- f1" for instruction `pc`.
   std::string chain(std::size_t pc) const;
@@ -89,14 +90,18 @@ struct Program {
 // only timed step sits there is 1 (it would spin at one instant forever),
 // and `branch: 0.001` around the only compute step is 0.999. Where a step
 // has two successors the model does not weigh (a pool's fast or slow
-// path), the larger is taken.
-double zero_time_probability(const Program& program, const std::vector<std::string>& free_locks = {});
+// path), the larger is taken. `role`: of that role's loop (Program::entries).
+double zero_time_probability(const Program& program, const std::vector<std::string>& free_locks = {},
+                             std::size_t role = 0);
 
 // Compiles `strategy` running `loop`. Throws ScenarioError when the program
 // would exceed `max_instructions` (a repeat unrolled too far).
 // Workload parameters resolve here: `if:` conditions drop steps, `$name`
 // times, probabilities and counts take the variant's values.
 Program compile_program(const Strategy& strategy, const std::vector<std::string>& loop, const Params& params = {},
+                        std::size_t max_instructions = 1 << 20);
+// The same for every loop of the workload: each role's, one after the other.
+Program compile_program(const Strategy& strategy, const Workload& workload, const Params& params = {},
                         std::size_t max_instructions = 1 << 20);
 
 }  // namespace vfssim::models

@@ -95,11 +95,13 @@ struct PointSetup {
   Topology topo;
   Program program;
   std::vector<int> cpus;
+  std::vector<int> roles;  // per task
   PointSetup(const Scenario& scenario, const PointSpec& spec)
       : variant(resolve_variant(scenario, spec.variant)),
         topo(variant.machine),
-        program(compile_program(point_strategy(scenario, spec), variant.workload.loop, variant.params)),
-        cpus(Scenario::place_tasks(topo, variant.workload, spec.cpus)) {}
+        program(compile_program(point_strategy(scenario, spec), variant.workload, variant.params)),
+        cpus(Scenario::place_tasks(topo, variant.workload, spec.cpus)),
+        roles(assign_roles(variant.workload, topo, cpus)) {}
 };
 
 // Tasks start spread over the first microsecond, as processes forked by a
@@ -119,6 +121,11 @@ struct Bytes {
   Bytes& operator<<(const std::string& s) { return *this << s.size(), out.append(s), *this; }
   Bytes& operator<<(const TimeDist& t) { return *this << t.kind << t.a << t.b << t.param; }
   Bytes& operator<<(const NumberRef& n) { return *this << n.value << n.param; }
+  // Only for scope: object, so that the other declarations' fingerprints stay as they were.
+  Bytes& object_set(Scope scope, const ObjectSet& o) {
+    if (scope == Scope::kObject) *this << o.objects << o.pick << o.zipf_s;
+    return *this;
+  }
   template <typename T>
   Bytes& operator<<(const std::vector<T>& v) {
     *this << v.size();
@@ -143,14 +150,15 @@ std::string point_fingerprint(const Scenario& scenario, const PointSpec& spec) {
   for (const Frame& f : p.frames) b << f.parent << f.name;
   b << p.symbols << p.detail << p.locks.size();
   for (const LockDecl& l : p.locks) {
-    b << l.name << l.kind << l.scope << l.spin << l.wake_latency << l.reader_preference << l.threshold;
+    (b << l.name << l.kind << l.scope << l.spin << l.wake_latency << l.reader_preference << l.threshold)
+        .object_set(l.scope, l.objects);
     if (l.versioned)  // only then: the fingerprints of version-less locks stay as they were
       b << l.behaviour << l.handoff << l.reader_spin << l.reader_steal << l.wake_all_readers;
   }
   b << p.lines.size();
-  for (const LineDecl& l : p.lines) b << l.name << l.scope << l.on;
+  for (const LineDecl& l : p.lines) (b << l.name << l.scope << l.on).object_set(l.scope, l.objects);
   b << p.seqcounts.size();
-  for (const SeqDecl& q : p.seqcounts) b << q.name << q.scope;
+  for (const SeqDecl& q : p.seqcounts) (b << q.name << q.scope).object_set(q.scope, q.objects);
   b << p.pools.size();
   for (const PoolDecl& q : p.pools) b << q.name << q.scope << q.low << q.high << q.refill;
   b << p.percpu_counters << p.uses_rcu_gp << p.uses_sum << p.hz;
@@ -161,6 +169,7 @@ std::string point_fingerprint(const Scenario& scenario, const PointSpec& spec) {
   b << m.cross_base << m.hop << m.numa_level << m.core_level << m.local_hit << m.local_atomic
     << m.invalidate_per_sharer << m.smt_throughput << m.measured_matrix;
   b << wl.tasks << setup.cpus << wl.warmup << wl.duration << kStartJitter;
+  if (!wl.roles.empty()) b << p.entries << setup.roles;  // (absent without roles: fingerprints stay as they were)
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(sim::stable_hash(b.out)));
   return hex;
@@ -179,6 +188,7 @@ PointResult run_point(const Scenario& scenario, const PointSpec& spec, const Poi
   cfg.warmup = sim::kTimeZero + wl.warmup;
   cfg.end = cfg.warmup + wl.duration;
   cfg.start_jitter = kStartJitter;
+  cfg.roles = setup.roles;
   Executor exec(sim, setup.program, setup.topo, cfg);
   exec.start();
   std::string limit_stop;  // set when a budget or cancellation cut the run short
@@ -202,6 +212,16 @@ PointResult run_point(const Scenario& scenario, const PointSpec& spec, const Poi
   r.rcu = exec.rcu_stats();
   r.task_ops.reserve(setup.cpus.size());
   for (std::size_t t = 0; t < setup.cpus.size(); ++t) r.task_ops.push_back(exec.iterations_of(t));
+  for (std::size_t i = 0; i < wl.roles.size(); ++i) {
+    RoleReport role{wl.roles[i].name, 0, 0, 0};
+    for (std::size_t t = 0; t < setup.roles.size(); ++t)
+      if (setup.roles[t] == static_cast<int>(i)) {
+        ++role.tasks;
+        role.ops += r.task_ops[t];
+      }
+    role.ops_per_sec = static_cast<double>(role.ops) / r.window_seconds;
+    r.roles.push_back(role);
+  }
   r.cpu_time = wl.duration * spec.cpus;
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return r;

@@ -67,6 +67,14 @@ struct PoolReport {
   PoolStats stats;
 };
 
+// A role's tasks (`workload: roles:`) and their loop iterations.
+struct RoleReport {
+  std::string name;
+  int tasks = 0;
+  std::uint64_t ops = 0;   // the role's loop iterations in the window, its tasks together
+  double ops_per_sec = 0;  // ops / the window
+};
+
 struct PointSpec {
   std::string strategy;
   int cpus = 1;
@@ -95,6 +103,7 @@ struct PointResult {
   std::vector<SeqReport> seqcounts;
   std::vector<PoolReport> pools;
   RcuStats rcu;
+  std::vector<RoleReport> roles;  // in the workload's order; empty without roles
   std::vector<std::uint64_t> task_ops;  // iterations in the window, per task (task i on the i-th placed CPU)
   Duration cpu_time{0};         // CPUs x window: the profile's 100%
   double wall_seconds = 0;      // not part of deterministic output

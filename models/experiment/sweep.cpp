@@ -146,22 +146,25 @@ SweepPlan plan_sweep(const Scenario& scenario, const SweepSpec& spec) {
       const Topology topo(v.machine);
       // Compile errors (a repeat expanded too far, a parameter out of
       // range) are bad input: report them before any point runs.
-      const Program program = compile_program(scenario.strategy(s), v.workload.loop, v.params);
+      const Program program = compile_program(scenario.strategy(s), v.workload, v.params);
       // The executor stops a run after kMaxZeroTimeIterations zero-time
       // iterations in a row as a stall; below 1% of iterations taking time
       // that would stop a valid run by chance (0.99^10000 is 2e-44), so such
-      // a loop is refused here with the reason.
-      const double stalled = zero_time_probability(program, spec.what_ifs.free_locks);
-      if (stalled > Executor::kMaxZeroTimeShare) {
-        const std::string where = "one iteration of the loop of strategy '" + s + "'" +
-                                  (vn == "default" ? "" : " in variant '" + vn + "'");
+      // a loop is refused here with the reason. Each role's loop apart.
+      const auto marks = v.workload.loop_marks();
+      for (std::size_t role = 0; role < marks.size(); ++role) {
+        const double stalled = zero_time_probability(program, spec.what_ifs.free_locks, role);
+        if (stalled <= Executor::kMaxZeroTimeShare) continue;
+        const std::string where = "one iteration of the loop of " +
+                                  (v.workload.roles.empty() ? "" : "role '" + v.workload.roles[role].name + "' of ") +
+                                  "strategy '" + s + "'" + (vn == "default" ? "" : " in variant '" + vn + "'");
         if (stalled >= 1.0)
-          throw ScenarioError(v.workload.loop_mark,
+          throw ScenarioError(marks[role],
                               where + " takes no simulated time (every step it can reach is zero time" +
                                   (spec.what_ifs.free_locks.empty() ? "" : ", with the what-if's free locks") +
                                   "): the run would never advance",
                               "a step that takes time (compute: 1ns, a lock, an atomic) that the loop reaches");
-        throw ScenarioError(v.workload.loop_mark,
+        throw ScenarioError(marks[role],
                             where + " takes simulated time with probability " + share_text(1 - stalled) +
                                 " only (branches around every timed step): the run would stall at one instant",
                             "at least " + share_text(1 - Executor::kMaxZeroTimeShare) +
@@ -180,6 +183,8 @@ SweepPlan plan_sweep(const Scenario& scenario, const SweepSpec& spec) {
                                       sim::format_duration(v.workload.warmup + v.workload.duration) +
                                       " on every CPU: more than the 2e18 ps (about 550 CPU-hours) of CPU time a "
                                       "point can count; shorten the warmup and duration");
+        // Roles that do not fit this CPU count (a --cpus list the file's sweep does not have): at the role.
+        (void)assign_roles(v.workload, topo, Scenario::place_tasks(topo, v.workload, c));
         CurvePoint cp;
         cp.strategy = s;
         cp.variant = vn;

@@ -7,6 +7,7 @@
 // (sections.h), the steps come from the step-kind registry (steps.h), the
 // shared value parsers from reader.h.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "models/kernel/free_lock.h"
@@ -57,6 +58,7 @@ const char* to_string(Scope s) {
     case Scope::kCpu: return "cpu";
     case Scope::kProcess: return "process";
     case Scope::kTask: return "task";
+    case Scope::kObject: return "object";
   }
   return "?";
 }
@@ -83,6 +85,91 @@ std::vector<int> Scenario::place_tasks(const Topology& topo, const Workload& w, 
     throw std::invalid_argument("cannot place " + std::to_string(n) + " tasks: the placement lists " +
                                 std::to_string(w.cpu_list.size()) + " CPUs");
   return {w.cpu_list.begin(), w.cpu_list.begin() + n};
+}
+
+std::string to_string(const ObjectSet& o) {
+  switch (o.pick) {
+    case ObjectSet::Pick::kTask: return "task";
+    case ObjectSet::Pick::kUniform: return "uniform";
+    case ObjectSet::Pick::kRoundRobin: return "round_robin";
+    case ObjectSet::Pick::kZipf: {
+      char buf[48];
+      std::snprintf(buf, sizeof buf, "zipf(%g)", o.zipf_s);
+      return buf;
+    }
+  }
+  return "?";
+}
+
+std::vector<std::vector<std::string>> Workload::loops() const {
+  if (roles.empty()) return {loop};
+  std::vector<std::vector<std::string>> out;
+  for (const auto& r : roles) out.push_back(r.loop);
+  return out;
+}
+
+std::vector<SourceMark> Workload::loop_marks() const {
+  if (roles.empty()) return {loop_mark};
+  std::vector<SourceMark> out;
+  for (const auto& r : roles) out.push_back(r.loop_mark);
+  return out;
+}
+
+std::vector<int> assign_roles(const Workload& w, const Topology& topo, const std::vector<int>& cpus) {
+  const int n = static_cast<int>(cpus.size());
+  std::vector<int> role(cpus.size(), w.roles.empty() ? 0 : -1);
+  if (w.roles.empty()) return role;
+  std::vector<int> nodes;  // the NUMA nodes the CPUs span, in placement order
+  for (int c : cpus)
+    if (std::find(nodes.begin(), nodes.end(), topo.node_of(c)) == nodes.end()) nodes.push_back(topo.node_of(c));
+  const auto at = [&](int cpus_count) { return " at " + std::to_string(cpus_count) + " CPU" + (cpus_count == 1 ? "" : "s"); };
+  int taken = 0;
+  const auto take = [&](std::size_t r, int want, int node) {
+    for (std::size_t t = 0; t < cpus.size() && want > 0; ++t)
+      if (role[t] < 0 && (node < 0 || topo.node_of(cpus[t]) == node)) {
+        role[t] = static_cast<int>(r);
+        --want;
+        ++taken;
+      }
+    return want;  // what could not be placed
+  };
+  int rest = -1;
+  for (std::size_t r = 0; r < w.roles.size(); ++r) {
+    const Role& ro = w.roles[r];
+    if (ro.rest()) {
+      rest = static_cast<int>(r);
+      continue;
+    }
+    const int want = ro.count ? ro.count
+                     : ro.per_node ? ro.per_node * static_cast<int>(nodes.size())
+                                   : std::max(1, static_cast<int>(std::floor(ro.fraction * n + 1e-9)));
+    if (taken + want > n)
+      throw ScenarioError(ro.mark, "role '" + ro.name + "' needs " + std::to_string(want) + (want == 1 ? " task" : " tasks") + at(n) + ", but " +
+                                       std::to_string(n - taken) + " CPU" + (n - taken == 1 ? " is" : "s are") +
+                                       " left after the roles before it",
+                          "role counts that add up to at most the CPU count of every point of the sweep");
+    if (ro.per_node) {
+      for (int node : nodes)
+        if (take(r, ro.per_node, node) > 0)
+          throw ScenarioError(ro.mark, "role '" + ro.name + "' needs " + std::to_string(ro.per_node) +
+                                           " tasks on NUMA node " + std::to_string(node) + at(n) +
+                                           ", but the point has fewer free CPUs there",
+                              "a smaller per_node, or a placement with more CPUs per node");
+    } else {
+      take(r, want, -1);
+    }
+  }
+  if (rest >= 0) {
+    if (taken == n)
+      throw ScenarioError(w.roles[rest].mark, "role '" + w.roles[rest].name + "' takes the remaining CPUs, but none is left" + at(n),
+                          "CPU counts above what the other roles take");
+    take(static_cast<std::size_t>(rest), n - taken, -1);
+  } else if (taken < n) {
+    throw ScenarioError(w.roles.back().mark, "the roles take " + std::to_string(taken) + " of the " + std::to_string(n) +
+                                                 " CPUs" + at(n) + " and no role takes the rest",
+                        "one role without a count (it takes the remaining CPUs), or counts that add up to every CPU count");
+  }
+  return role;
 }
 
 bool Scenario::has_variant(const std::string& n) const {
@@ -169,7 +256,11 @@ Scenario load_from(const std::string& text, const std::string& file, const std::
   resolve_extends(sc.strategies);
   for (const auto& s : sc.strategies)
     for (const auto& v : sc.variants) {
-      check_references(s, v.workload.loop, v.workload.loop_mark, sc.params);
+      const auto loops = v.workload.loops();
+      const auto marks = v.workload.loop_marks();
+      for (std::size_t i = 0; i < loops.size(); ++i)
+        check_references(s, loops[i], marks[i], sc.params,
+                         v.workload.roles.empty() ? "the workload loop" : "the loop of role '" + v.workload.roles[i].name + "'");
       check_seq_writers(s, v.workload);
       check_relax(s, v.machine);
     }

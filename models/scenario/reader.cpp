@@ -64,8 +64,10 @@ Scope parse_scope(const Reader& r, const YAML::Node& n) {
   if (s == "cpu") return Scope::kCpu;
   if (s == "process") return Scope::kProcess;
   if (s == "task") return Scope::kTask;
-  r.fail(n, "unknown scope '" + s + "'", "one of: global, node, cpu, process, task");
+  if (s == "object") return Scope::kObject;
+  r.fail(n, "unknown scope '" + s + "'", "one of: global, node, cpu, process, task, object");
 }
+
 
 namespace {
 
@@ -125,6 +127,38 @@ double parse_fraction(const Reader& r, const YAML::Node& n, const std::string& w
   if (!v || !std::isfinite(*v))
     r.fail(n, what + " '" + n.Scalar() + "' is not a number", "a number or a percentage such as 25%");
   return *v * scale;
+}
+
+ObjectSet parse_objects(const Reader& r, const YAML::Node& decl, Scope scope, const std::string& what) {
+  ObjectSet o;
+  if (scope != Scope::kObject) {
+    // Whole quoted keys: GCC 12 warns (-Wrestrict, falsely) on "'" + std::string(k).
+    for (const auto& [k, quoted] : {std::pair{"objects", "'objects'"}, std::pair{"pick", "'pick'"}})
+      if (const auto v = decl[k])
+        r.fail(v, std::string(quoted) + " on " + what + ", whose scope is not object",
+               std::string("'scope: object' with 'objects' and 'pick', or no ") + quoted);
+    return o;
+  }
+  const auto n = r.require(decl, "objects", what + " (scope: object)");
+  o.objects = parse_number_ref(r, n, "objects of " + what);
+  if (o.objects.param.empty() && (o.objects.value < 1 || o.objects.value > kMaxObjects || o.objects.value != std::floor(o.objects.value)))
+    r.fail(n, "objects of " + what + " '" + n.Scalar() + "' is not a whole number from 1 to " + std::to_string(kMaxObjects),
+           "the number of objects in the set, or $PARAM");
+  const auto p = r.require(decl, "pick", what + " (scope: object)");
+  const std::string pick = r.scalar(p, "pick");
+  if (pick == "task") o.pick = ObjectSet::Pick::kTask;
+  else if (pick == "uniform") o.pick = ObjectSet::Pick::kUniform;
+  else if (pick == "round_robin") o.pick = ObjectSet::Pick::kRoundRobin;
+  else if (pick.rfind("zipf(", 0) == 0 && pick.size() > 6 && pick.back() == ')') {
+    o.pick = ObjectSet::Pick::kZipf;
+    const std::optional<double> sv = whole_number(pick.substr(5, pick.size() - 6));
+    if (!sv || !std::isfinite(*sv) || *sv <= 0 || *sv > 100)
+      r.fail(p, "pick '" + pick + "' of " + what + " has no exponent above 0", "zipf(S) with 0 < S <= 100, such as zipf(1.1)");
+    o.zipf_s = *sv;
+  } else {
+    r.fail(p, "unknown pick '" + pick + "' of " + what, "one of: task, uniform, zipf(S), round_robin");
+  }
+  return o;
 }
 
 ParamValue parse_param(const Reader& r, const YAML::Node& n, const std::string& name) {

@@ -357,6 +357,9 @@ class Reader {
 };
 
 Scope parse_scope(const Reader& r, const YAML::Node& n);
+// `objects:` and `pick:` of a declaration `decl` of scope `scope` (only with scope: object).
+constexpr int kMaxObjects = 1000000;
+ObjectSet parse_objects(const Reader& r, const YAML::Node& decl, Scope scope, const std::string& what);
 // A probability, or "$name" of a number parameter (returned in `param`).
 double parse_probability(const Reader& r, const YAML::Node& n, const std::string& what, std::string& param);
 // A number >= 0, or "$name" of a number parameter (checked when compiled).

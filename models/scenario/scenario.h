@@ -48,6 +48,7 @@ enum class Scope {
   kCpu,      // one per CPU (per-CPU data, lglock/brlock parts)
   kProcess,  // one per process: shared by the threads of one process (files_struct)
   kTask,     // one per task: private (a file of its own)
+  kObject,   // one per object of a set (ObjectSet): which one, picked per loop iteration
 };
 const char* to_string(Scope s);
 
@@ -100,6 +101,29 @@ struct Range {
 // Values drawn for ranges, by name (picoseconds for a time); a range the
 // sample does not name keeps its estimate.
 using RangeSample = std::map<std::string, double>;
+// A number given in the file or as "$name" of a number parameter.
+struct NumberRef {
+  double value = 0;
+  std::string param;
+  bool operator==(const NumberRef&) const = default;
+};
+
+// `scope: object`: `objects` instances (files, inodes, kernfs nodes), and
+// which one a task's loop iteration i uses (`pick`):
+//   task         the task's own, task mod N (fixed);
+//   uniform      floor(u N), u drawn per iteration from the task's pick stream;
+//   zipf(s)      P(k) proportional to 1/(k+1)^s, k = 0..N-1, by inverse CDF of the same u;
+//   round_robin  (task + i) mod N.
+// One draw per task and iteration serves every declaration: two with the
+// same objects and pick use the same object (a file's dentry and its inode).
+struct ObjectSet {
+  enum class Pick : std::uint8_t { kTask, kUniform, kZipf, kRoundRobin };
+  NumberRef objects;  // resolved to `value` when the program is compiled
+  Pick pick = Pick::kTask;
+  double zipf_s = 0;  // zipf(s): s > 0
+  bool operator==(const ObjectSet&) const = default;
+};
+std::string to_string(const ObjectSet& o);  // "uniform", "zipf(1.2)", ...
 
 struct LockDecl {
   std::string name;
@@ -118,6 +142,7 @@ struct LockDecl {
   bool reader_spin = false;        // rwsem: readers spin on a running writer
   bool reader_steal = false;       // rwsem: readers take a writer-free lock past the queue
   bool wake_all_readers = false;   // rwsem: a wake-up grants up to 256 readers from the whole queue
+  ObjectSet objects;               // scope: object
   SourceMark mark;
 };
 
@@ -132,19 +157,16 @@ struct LineDecl {
   // stores pay for the lock's spinners (models/hardware/cache_line.h).
   std::string on;
   SourceMark mark;
+  ObjectSet objects;  // scope: object
 };
 
 struct SeqDecl {
   std::string name;
   Scope scope = Scope::kGlobal;
   SourceMark mark;
+  ObjectSet objects;  // scope: object
 };
 
-// A number given in the file or as "$name" of a number parameter.
-struct NumberRef {
-  double value = 0;
-  std::string param;
-};
 
 // Free pages between watermarks, refilled by kswapd (models/kernel/free_pages.h).
 struct PoolDecl {
@@ -239,17 +261,45 @@ struct Strategy {
 
 enum class TaskKind { kProcess, kThread };
 
+// A group of tasks with a loop of its own (`workload: roles:`): the writer
+// and the readers of a microbenchmark, a reclaim thread beside workers.
+// How many tasks: exactly one of `count`, `fraction` (of the point's CPUs,
+// rounded down, at least 1) or `per_node` (per NUMA node the point's CPUs
+// span); none: the CPUs the other roles leave (one role at most).
+struct Role {
+  std::string name;
+  std::vector<std::string> loop;
+  int count = 0;         // > 0: that many tasks
+  double fraction = 0;   // in (0, 1]: that share of the CPUs
+  int per_node = 0;      // > 0: that many on each NUMA node in use
+  bool rest() const { return count == 0 && fraction == 0 && per_node == 0; }
+  SourceMark mark;       // of the role's name
+  SourceMark loop_mark;
+};
+
 struct Workload {
   TaskKind tasks = TaskKind::kProcess;  // processes: a files_struct each; threads: one shared
   Placement placement = Placement::kSpread;
   std::vector<int> cpu_list;            // explicit placement: task i runs on cpu_list[i]
-  std::vector<std::string> loop;        // ops of one iteration; ops/s counts iterations
+  std::vector<std::string> loop;        // ops of one iteration; ops/s counts iterations (empty with roles)
+  std::vector<Role> roles;              // file order; empty: every task runs `loop`
   Duration warmup{0};
   Duration duration{0};
   std::vector<int> cpus;                // default sweep
   SourceMark loop_mark;
   SourceMark placement_mark;            // of an explicit CPU list
+
+  // Every loop the tasks run: each role's, in order, or `loop` alone.
+  std::vector<std::vector<std::string>> loops() const;
+  std::vector<SourceMark> loop_marks() const;
 };
+
+// The role of each of the `cpus.size()` tasks of a point (task i on
+// cpus[i], the placement's order). Roles take CPUs in declaration order
+// from the placement's order; a per_node role takes, on each NUMA node the
+// CPUs span, that node's first free CPUs. Without roles: all 0. Throws
+// ScenarioError at the role when the counts do not fit the CPUs.
+std::vector<int> assign_roles(const Workload& w, const Topology& topo, const std::vector<int>& cpus);
 
 // A named workload variant: parameter values and, optionally, another
 // machine, task kind, loop or CPU list.

@@ -59,8 +59,9 @@ void check_seq_writers(const Strategy& s, const Workload& w);
 // A cmpxchg loop with `relax: true` needs the machine's `pause:`.
 void check_relax(const Strategy& s, const TopologySpec& machine);
 // Every name a strategy uses must exist, and op calls must not recurse.
+// `loop_name`: how messages name the loop ("the workload loop", "the loop of role 'writer'").
 void check_references(const Strategy& s, const std::vector<std::string>& loop, const SourceMark& loop_mark,
-                      const Params& params);
+                      const Params& params, const std::string& loop_name = "the workload loop");
 
 std::vector<Expectation> parse_expect(const Reader& r, const YAML::Node& n, const Scenario& sc);
 

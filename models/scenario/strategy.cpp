@@ -39,6 +39,7 @@ void parse_scoped(const Reader& r, const YAML::Node& n, const std::string& kind,
       }
     }
     d.scope = parse_scope(r, r.require(kv.second, "scope", what));
+    if constexpr (requires { d.objects; }) d.objects = parse_objects(r, kv.second, d.scope, what);
     extra(d, kv.second, what);
     out[d.name] = d;
   }
@@ -46,13 +47,15 @@ void parse_scoped(const Reader& r, const YAML::Node& n, const std::string& kind,
 template <class Decl>
 void parse_scoped(const Reader& r, const YAML::Node& n, const std::string& kind, const std::string& strategy,
                   std::map<std::string, Decl>& out) {
-  parse_scoped(r, n, kind, strategy, out, {"scope"}, [](Decl&, const YAML::Node&, const std::string&) {});
+  parse_scoped(r, n, kind, strategy, out, {"scope", "objects", "pick"}, [](Decl&, const YAML::Node&, const std::string&) {});
 }
 
 // pools: NAME: {scope: S, low: PAGES, high: PAGES, refill: PAGES_PER_S}
 void parse_pools(const Reader& r, const YAML::Node& n, const std::string& strategy, std::map<std::string, PoolDecl>& out) {
   parse_scoped(r, n, "pool", strategy, out, {"scope", "low", "high", "refill"},
                [&](PoolDecl& d, const YAML::Node& m, const std::string& what) {
+                 if (d.scope == Scope::kObject)
+                   r.fail(m["scope"], what + " has scope object", "global, node, cpu, process or task: a pool is a zone's");
                  d.low = parse_number_ref(r, r.require(m, "low", what + " (low watermark, pages)"), "low watermark of " + what);
                  d.high = parse_number_ref(r, r.require(m, "high", what + " (high watermark, pages)"),
                                            "high watermark of " + what);
@@ -76,17 +79,19 @@ void parse_dentries(const Reader& r, const YAML::Node& n, const std::string& nam
       const std::string d = r.name(kv.first, "dentry name");
       const std::string what = "dentry '" + d + "'";
       r.expect_map(kv.second, what);
-      r.only_keys(kv.second, what, {"scope"});
+      r.only_keys(kv.second, what, {"scope", "objects", "pick"});
       const Scope scope = parse_scope(r, r.require(kv.second, "scope", what));
+      const ObjectSet objects = parse_objects(r, kv.second, scope, what);  // one draw: d_lock, d_count, d_seq of one dentry
       s.dentries[d] = scope;
       LockDecl l;
       l.name = d + ".d_lock";
       l.kind = k;
       l.scope = scope;
+      l.objects = objects;
       l.mark = r.mark(kv.first);
       s.locks[l.name] = l;
-      s.lines[d + ".d_count"] = LineDecl{d + ".d_count", scope, "", r.mark(kv.first)};
-      s.seqcounts[d + ".d_seq"] = SeqDecl{d + ".d_seq", scope, r.mark(kv.first)};
+      s.lines[d + ".d_count"] = LineDecl{d + ".d_count", scope, "", r.mark(kv.first), objects};
+      s.seqcounts[d + ".d_seq"] = SeqDecl{d + ".d_seq", scope, r.mark(kv.first), objects};
     }
   } else if (n["dentry_lock"]) {
     r.fail(n["dentry_lock"], "dentry_lock without dentries", "a 'dentries:' mapping");
@@ -132,7 +137,7 @@ void parse_locks(const Reader& r, const YAML::Node& locks, const std::string& na
     d.mark = r.mark(kv.first);
     const std::string what = "lock '" + d.name + "'";
     r.expect_map(kv.second, what);
-    std::vector<const char*> allowed{"kind", "scope"};
+    std::vector<const char*> allowed{"kind", "scope", "objects", "pick"};
     for (const auto& key : lock_keys()) allowed.push_back(key.name);
     r.only_keys(kv.second, what, allowed);
     const auto kind = r.require(kv.second, "kind", what);
@@ -140,6 +145,7 @@ void parse_locks(const Reader& r, const YAML::Node& locks, const std::string& na
     const LockKind* row = find_lock_kind(d.kind);
     if (!row || d.kind == FreeLock::kKind) r.fail(kind, "unknown lock kind '" + d.kind + "'", "one of: " + lock_kind_names());
     d.scope = parse_scope(r, r.require(kv.second, "scope", what));
+    d.objects = parse_objects(r, kv.second, d.scope, what);
     for (const auto& key : lock_keys()) {
       const std::string k = key.name;
       if (const auto v = kv.second[key.name]; v && !row->takes(k))
@@ -181,7 +187,8 @@ Strategy parse_strategy(const Reader& r, const std::string& name, const YAML::No
   if (n["extends"]) s.extends = r.name(n["extends"], "extends");
   if (const auto locks = n["locks"]) parse_locks(r, locks, name, s.locks);
   if (const auto lines = n["lines"])
-    parse_scoped(r, lines, "line", name, s.lines, {"scope", "on"}, [](LineDecl&, const YAML::Node&, const std::string&) {});
+    parse_scoped(r, lines, "line", name, s.lines, {"scope", "on", "objects", "pick"},
+                 [](LineDecl&, const YAML::Node&, const std::string&) {});
   if (const auto pools = n["pools"]) parse_pools(r, pools, name, s.pools);
   if (const auto ops = n["ops"]) {
     r.expect_map(ops, "ops of strategy '" + name + "'");
@@ -277,6 +284,7 @@ int sharing(Scope scope, TaskKind tasks) {
     case Scope::kProcess: return tasks == TaskKind::kThread ? 2 : 0;
     case Scope::kCpu:
     case Scope::kTask: return 0;
+    case Scope::kObject: return 2;  // any task may pick any object (see check_seq_writers)
   }
   return 2;
 }
@@ -324,13 +332,14 @@ void check_seq_writers(const Strategy& s, const Workload& w) {
   // From the loop's ops only: an op called only under a lock is checked
   // with that lock held.
   std::set<std::pair<std::string, int>> checked;
-  for (const auto& name : w.loop)
-    if (auto op = s.ops.find(name); op != s.ops.end() && checked.insert({name, -1}).second)
-      check_seq_writers(s, op->second.steps, -1, w.tasks, "", checked);
+  for (const auto& loop : w.loops())
+    for (const auto& name : loop)
+      if (auto op = s.ops.find(name); op != s.ops.end() && checked.insert({name, -1}).second)
+        check_seq_writers(s, op->second.steps, -1, w.tasks, "", checked);
 }
 
 void check_references(const Strategy& s, const std::vector<std::string>& loop, const SourceMark& loop_mark,
-                      const Params& params) {
+                      const Params& params, const std::string& loop_name) {
   const StepRefs refs{s, params};
   for (const auto& [name, line] : s.lines)
     if (!line.on.empty()) {
@@ -347,9 +356,17 @@ void check_references(const Strategy& s, const std::vector<std::string>& loop, c
   for (const auto& [name, pool] : s.pools)
     for (const NumberRef* v : {&pool.low, &pool.high, &pool.refill})
       if (!v->param.empty()) refs.need_param(v->param, ParamValue::Type::kNumber, pool.mark);
+  // `objects: $param` of every scope: object declaration.
+  const auto objects_param = [&](const auto& decls) {
+    for (const auto& [name, d] : decls)
+      if (!d.objects.objects.param.empty()) refs.need_param(d.objects.objects.param, ParamValue::Type::kNumber, d.mark);
+  };
+  objects_param(s.locks);
+  objects_param(s.lines);
+  objects_param(s.seqcounts);
   for (const auto& l : loop)
     if (!s.ops.count(l))
-      throw ScenarioError(loop_mark, "the workload loop runs op '" + l + "', which strategy '" + s.name + "' does not define",
+      throw ScenarioError(loop_mark, loop_name + " runs op '" + l + "', which strategy '" + s.name + "' does not define",
                           "an op defined under 'ops:' of every strategy");
   // Cycle and depth check, depth-first over calls: `height` is the longest
   // call chain below an op (the compiler inlines calls recursively).

@@ -24,6 +24,51 @@ void parse_loop(const Reader& r, const YAML::Node& loop, const std::string& labe
   for (const auto& op : loop) w.loop.push_back(r.name(op, "loop op"));
 }
 
+// roles: NAME: {loop: [ops], count: N | fraction: F | per_node: N}; at
+// most one role without a count (it takes the CPUs the others leave).
+void parse_roles(const Reader& r, const YAML::Node& n, const std::string& label, Workload& w) {
+  w.roles.clear();
+  w.loop.clear();
+  if (!n.IsMap() || n.size() == 0) r.fail(n, label + " roles is not a non-empty mapping", "NAME: {loop: [ops], count: N}");
+  std::string rest;  // the role without a count, if any
+  for (const auto& kv : n) {
+    Role role;
+    role.name = r.name(kv.first, "role name");
+    role.mark = r.mark(kv.first);
+    const std::string what = "role '" + role.name + "'";
+    r.expect_map(kv.second, what);
+    r.only_keys(kv.second, what, {"loop", "count", "fraction", "per_node"});
+    Workload one;
+    parse_loop(r, r.require(kv.second, "loop", what), what, one);
+    role.loop = one.loop;
+    role.loop_mark = one.loop_mark;
+    int sizes = 0;
+    if (const auto c = kv.second["count"]) {
+      role.count = static_cast<int>(r.integer(c, "count of " + what, 1, Topology::kMaxCpus));
+      ++sizes;
+    }
+    if (const auto f = kv.second["fraction"]) {
+      role.fraction = parse_fraction(r, f, "fraction of " + what);
+      if (!(role.fraction > 0 && role.fraction <= 1))
+        r.fail(f, "fraction of " + what + " " + f.Scalar() + " is outside (0, 1]", "a share of the CPUs above 0, at most 1 (0.5, 25%)");
+      ++sizes;
+    }
+    if (const auto p = kv.second["per_node"]) {
+      role.per_node = static_cast<int>(r.integer(p, "per_node of " + what, 1, Topology::kMaxCpus));
+      ++sizes;
+    }
+    if (sizes > 1) r.fail(kv.second, what + " gives " + std::to_string(sizes) + " of count, fraction and per_node", "at most one of them");
+    if (role.rest()) {
+      if (!rest.empty())
+        r.fail(kv.first, what + " and role '" + rest + "' both have no count",
+               "a count (count, fraction or per_node) on every role but one, which takes the remaining CPUs");
+      rest = role.name;
+    }
+    w.roles.push_back(role);
+  }
+  w.loop_mark = r.mark(n);
+}
+
 std::vector<int> parse_cpu_counts(const Reader& r, const YAML::Node& cpus, const Topology& machine) {
   if (!cpus.IsSequence() || cpus.size() == 0) r.fail(cpus, "cpus is not a non-empty list", "a list such as [1, 2, 4]");
   std::vector<int> out;
@@ -72,6 +117,13 @@ void check_placement(const Reader& r, const YAML::Node& at, const Workload& w, c
                      std::to_string(w.cpu_list.size()), "CPU counts up to the placement's length");
 }
 
+// Roles must fit every CPU count the sweep runs (a `--cpus` list is
+// checked again when the sweep is planned).
+void check_roles(const Workload& w, const Topology& machine) {
+  if (w.roles.empty()) return;
+  for (int c : w.cpus) (void)assign_roles(w, machine, Scenario::place_tasks(machine, w, c));
+}
+
 void parse_variant_params(const Reader& r, const YAML::Node& ps, const std::string& what, const Params& declared,
                           Params& out) {
   r.expect_map(ps, "params of " + what);
@@ -97,7 +149,7 @@ Variant parse_variant(const Reader& r, const YAML::Node& key, const YAML::Node& 
   if (v.name == "default") r.fail(key, "a variant is named 'default'", "another name: 'default' is the scenario as written");
   const std::string what = "variant '" + v.name + "'";
   r.expect_map(n, what);
-  r.only_keys(n, what, {"description", "params", "machine", "tasks", "loop", "cpus"});
+  r.only_keys(n, what, {"description", "params", "machine", "tasks", "loop", "roles", "cpus"});
   if (n["description"]) v.description = r.scalar(n["description"], "description");
   if (const auto ps = n["params"]) parse_variant_params(r, ps, what, sc.params, v.params);
   if (const auto m = n["machine"]) {
@@ -112,10 +164,17 @@ Variant parse_variant(const Reader& r, const YAML::Node& key, const YAML::Node& 
     }
   }
   if (const auto t = n["tasks"]) v.workload.tasks = parse_task_kind(r, t);
-  if (const auto loop = n["loop"]) parse_loop(r, loop, "variant", v.workload);
+  if (n["loop"] && n["roles"])
+    r.fail(n["roles"], what + " has both 'loop' and 'roles'", "either one loop for every task or roles, each with its loop");
+  if (const auto loop = n["loop"]) {
+    parse_loop(r, loop, "variant", v.workload);
+    v.workload.roles.clear();  // one loop for every task, in place of the workload's roles
+  }
+  if (const auto roles = n["roles"]) parse_roles(r, roles, what, v.workload);
   const Topology vt(v.machine);
   if (const auto cpus = n["cpus"]) v.workload.cpus = parse_cpu_counts(r, cpus, vt);
   check_placement(r, n, v.workload, vt, what);
+  check_roles(v.workload, vt);
   return v;
 }
 
@@ -123,13 +182,16 @@ Variant parse_variant(const Reader& r, const YAML::Node& key, const YAML::Node& 
 
 Workload parse_workload(const Reader& r, const YAML::Node& wl, const TopologySpec& machine) {
   r.expect_map(wl, "workload");
-  r.only_keys(wl, "workload", {"tasks", "placement", "loop", "warmup", "duration", "cpus"});
+  r.only_keys(wl, "workload", {"tasks", "placement", "loop", "roles", "warmup", "duration", "cpus"});
   Workload w;
   if (!wl["tasks"]) r.fail(wl, "workload has no 'tasks'", "'tasks: process' or 'tasks: thread'");
   w.tasks = parse_task_kind(r, wl["tasks"]);
   const Topology topo(machine);
   if (wl["placement"]) parse_placement(r, wl["placement"], topo, w);
-  parse_loop(r, r.require(wl, "loop", "workload"), "workload", w);
+  if (wl["loop"] && wl["roles"])
+    r.fail(wl["roles"], "workload has both 'loop' and 'roles'", "either one loop for every task or roles, each with its loop");
+  if (const auto roles = wl["roles"]) parse_roles(r, roles, "workload", w);
+  else parse_loop(r, r.require(wl, "loop", "workload"), "workload", w);
   w.warmup = r.duration(r.require(wl, "warmup", "workload"), "warmup", false);
   w.duration = r.duration(r.require(wl, "duration", "workload"), "duration", true);
   if (const auto cpus = wl["cpus"]) {
@@ -140,6 +202,7 @@ Workload parse_workload(const Reader& r, const YAML::Node& wl, const TopologySpe
     w.cpus.push_back(most);
   }
   check_placement(r, wl["cpus"] ? wl["cpus"] : wl, w, topo, "the workload");
+  check_roles(w, topo);
   return w;
 }
 

@@ -624,6 +624,97 @@ if sl.returncode == 0:
     wmax = lambda n: {l["name"]: l for l in spts[(n, 16)]["lock_stat"]}["m"]["waittime_max_us"]
     check(wmax("mutex-v4.10") < wmax("mutex-v4.9"),
           f"mutex at 16 CPUs: v4.10's handoff bounds the longest wait ({wmax('mutex-v4.10')} < {wmax('mutex-v4.9')})")
+# ---- task roles: one seqlock writer beside N readers (tests/scenarios/roles-seqlock.yaml) ----
+roles_file = os.path.join(src, "tests/scenarios/roles-seqlock.yaml")
+ro = run("run", roles_file, "--json", "--db", "", "-q", "--variant", "all")
+check(ro.returncode == 0, "roles-seqlock runs: " + ro.stderr[-300:])
+if ro.returncode == 0:
+    rpts = {(p["variant"], p["cpus"]): p for p in json.loads(ro.stdout)["points"]}
+    for (variant, cpus), p in sorted(rpts.items()):
+        roles = {r["name"]: r for r in p["roles"]}
+        check(sum(r["ops"] for r in p["roles"]) == p["ops"] and sum(r["tasks"] for r in p["roles"]) == cpus,
+              f"roles {variant}@{cpus}: the roles' ops ({[r['ops'] for r in p['roles']]}) add up to the point's "
+              f"({p['ops']}), their tasks to the CPUs")
+        check(abs(sum(r["ops_per_sec"] for r in p["roles"]) - p["ops_per_sec"]) <= 1e-6 * p["ops_per_sec"],
+              f"roles {variant}@{cpus}: the roles' ops/s add up to the point's")
+    d = {c: {r["name"]: r for r in rpts[("default", c)]["roles"]} for c in (2, 4, 16, 48)}
+    check(all(d[c]["writer"]["tasks"] == 1 and d[c]["reader"]["tasks"] == c - 1 for c in d),
+          "roles: one writer at every CPU count, the reader role takes the rest")
+    # One writer, 500 ns between updates: at most 1/(500ns) = 2M updates/s whatever the readers do.
+    check(all(0 < d[c]["writer"]["ops_per_sec"] <= 2e6 for c in d),
+          f"roles: the writer's rate stays under its 2M/s bound: {[round(d[c]['writer']['ops_per_sec']) for c in d]}")
+    check(d[4]["reader"]["ops_per_sec"] > 2 * d[2]["reader"]["ops_per_sec"],
+          f"roles: 3 readers read more than twice as much as 1 ({d[4]['reader']['ops_per_sec']:.3g} vs "
+          f"{d[2]['reader']['ops_per_sec']:.3g}/s)")
+    # Every write invalidates the readers' copies of the seq and data lines: the more readers, the slower the writer.
+    check(d[48]["writer"]["ops_per_sec"] < d[4]["writer"]["ops_per_sec"],
+          f"roles: the writer slows down beside 47 readers ({d[48]['writer']['ops_per_sec']:.3g} vs "
+          f"{d[4]['writer']['ops_per_sec']:.3g}/s beside 3)")
+    seq = {q["name"]: q for q in rpts[("default", 16)]["seqcounts"]}["seq"]
+    check(seq["writes"] == d[16]["writer"]["ops"] and seq["reads"] >= d[16]["reader"]["ops"],
+          "roles: the seqcount's writes are the writer's iterations, its reads at least the readers'")
+    pn = {r["name"]: r for r in rpts[("per-node", 48)]["roles"]}
+    check(pn["writer"]["tasks"] == 2 and pn["reader"]["tasks"] == 24 and pn["idle"]["tasks"] == 22,
+          f"roles per-node @48 on 2 nodes: 2 writers, 24 readers (0.5), 22 idle: {[(k, v['tasks']) for k, v in pn.items()]}")
+    check(pn["idle"]["ops"] > 0 and pn["idle"]["ops_per_sec"] / 22 < 1.01e6,
+          "roles: a task of the 1us think role runs at most 1M iterations/s")
+    j1 = run("run", roles_file, "--json", "--db", "", "-q", "--variant", "all", "--jobs", "1")
+    check(j1.stdout == ro.stdout, "roles: --jobs 1 gives the same bytes")
+    with tempfile.TemporaryDirectory() as tmp:
+        rdb = os.path.join(tmp, "roles.db")
+        st = run("run", roles_file, "--cpus", "4", "--db", rdb, "-q")
+        check(st.returncode == 0, "roles run stored: " + st.stderr[-300:])
+        rows = sqlite3.connect(rdb).execute("select role, tasks, ops from role_stats order by role").fetchall()
+        check([(r[0], r[1]) for r in rows] == [("reader", 3), ("writer", 1)] and all(r[2] > 0 for r in rows),
+              f"roles: SQLite role_stats has a row per role: {rows}")
+        ex = run("export", "1", "--csv", "--table", "roles", "--db", rdb)
+        check(ex.returncode == 0 and ex.stdout.startswith("strategy,variant,cpus,rep,name,tasks,ops,ops_per_sec"),
+              "export --table roles: " + (ex.stdout + ex.stderr)[:200])
+    bad = run("run", roles_file, "--cpus", "1", "--db", "", "-q")
+    check(bad.returncode == 2 and "roles-seqlock.yaml:16:5:" in bad.stderr and "reader" in bad.stderr,
+          "roles: --cpus 1 leaves the reader role no CPU: exit 2 at the role's position: " + bad.stderr.strip()[-200:])
+    plain = json.loads(run("run", scenario, "--cpus", "1", "--json", "--db", "", "-q").stdout)
+    check(all("roles" not in p for p in plain["points"]), "a workload without roles: no roles key in its points")
+
+# ---- per-object scopes: a lock and a counter per file, picked per iteration (tests/scenarios/object-scope.yaml) ----
+obj_file = os.path.join(src, "tests/scenarios/object-scope.yaml")
+ob = run("run", obj_file, "--json", "--db", "", "-q", "--variant", "all")
+check(ob.returncode == 0, "object-scope runs: " + ob.stderr[-300:])
+if ob.returncode == 0:
+    opts = {(p["strategy"], p["variant"], p["cpus"]): p for p in json.loads(ob.stdout)["points"]}
+    f_lock = lambda s, c, v="default": {l["name"]: l for l in opts[(s, v, c)]["lock_stat"]}["f_lock"]  # noqa: E731
+    share = lambda s, c, v="default": f_lock(s, c, v)["contentions"] / f_lock(s, c, v)["acquisitions"]  # noqa: E731
+    check(all(opts[("one-object", "default", c)]["ops"] == opts[("global", "default", c)]["ops"] and
+              f_lock("one-object", c)["contentions"] == f_lock("global", c)["contentions"] for c in (1, 8, 16, 32)),
+          "objects: 1 is the global lock: the same iterations and contentions at every CPU count")
+    check(f_lock("uniform", 16)["instances"] == 16 and f_lock("uniform", 16, "many-files")["instances"] == 64,
+          "scope: object has `objects` instances ($files: 16, and 64 in the variant)")
+    for v, n in (("default", 16), ("many-files", 64)):
+        for c in (8, 16, 32):
+            lk = f_lock("uniform", c, v)
+            f = lk["holdtime_total_us"] / (c * 2000.0)  # the share of time one CPU holds a file's lock
+            expect = 1 - (1 - f / n) ** (c - 1)  # another CPU holds the file this one picks
+            got = share("uniform", c, v)
+            check(0.6 * expect <= got <= 1.7 * expect,
+                  f"uniform over {n} files @{c}: contended share {got:.3f} near 1-(1-f/N)^(C-1) = {expect:.3f} (f = {f:.3f})")
+    check(share("global", 8) > 0.95, f"one file for 8 CPUs: nearly every acquisition waits ({share('global', 8):.3f})")
+    check(share("uniform", 16, "many-files") < share("uniform", 16) / 2,
+          "uniform: 64 files contend less than half as often as 16 at 16 CPUs")
+    # (At 32 CPUs zipf's hottest file saturates: its share stops growing while uniform's still does.)
+    check(all(share("zipf", c) > 1.5 * share("uniform", c) for c in (8, 16)) and
+          opts[("zipf", "default", 32)]["ops"] < opts[("uniform", "default", 32)]["ops"] / 2,
+          "zipf(1.2) over 16 files contends more than uniform, and at 32 CPUs runs less than half as fast: " +
+          str([(round(share("zipf", c), 3), round(share("uniform", c), 3)) for c in (8, 16, 32)]))
+    check(all(f_lock("task", c)["contentions"] == 0 for c in (1, 8, 16)) and
+          opts[("task", "default", 16)]["ops"] > opts[("uniform", "default", 16)]["ops"],
+          "pick: task with a file per task never contends, and runs ahead of uniform picks at 16 CPUs")
+    rr2 = run("run", obj_file, "--json", "--db", "", "-q", "--variant", "all", "--jobs", "1", "--strategy", "round-robin,uniform,zipf")
+    again = {(p["strategy"], p["variant"], p["cpus"]): p for p in json.loads(rr2.stdout)["points"]}
+    check(all(again[k] == opts[k] for k in again), "object picks: the same points with --jobs 1 (round_robin, uniform, zipf)")
+    s2 = json.loads(run("run", obj_file, "--json", "--db", "", "-q", "--strategy", "uniform", "--seed", "2").stdout)
+    s2 = {p["cpus"]: p for p in s2["points"]}
+    check(any(s2[c]["lock_stat"] != opts[("uniform", "default", c)]["lock_stat"] for c in (8, 16, 32)),
+          "uniform picks come from the seed: seed 2 gives other lock_stat rows")
 
 print(f"cli: {len(failures)} failed")
 sys.exit(1 if failures else 0)

@@ -27,7 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto& s : sc.strategies)
       for (const auto& v : sc.variants) {
         try {
-          (void)vfssim::models::compile_program(s, v.workload.loop, v.params, 1 << 14);
+          (void)vfssim::models::compile_program(s, v.workload, v.params, 1 << 14);
         } catch (const ScenarioError&) {
         }
       }

@@ -13,7 +13,7 @@ from conftest import BUILD, ROOT
 
 VFSSIM = str(BUILD / "vfssim")
 SCENARIO = ROOT / "tests/bad-scenarios/valid/base.yaml"
-STATS = ["lock_stat", "lock_stat_rw", "contention_points", "lines", "seqcounts", "pools", "profile", "rcu"]
+STATS = ["lock_stat", "lock_stat_rw", "contention_points", "lines", "seqcounts", "pools", "profile", "rcu", "roles"]
 
 
 def schema():
@@ -43,7 +43,7 @@ def test_sqlite_tables_have_every_stored_field_with_its_type(tmp_path):
         for f in t["fields"]:
             if f["column"] is not None:
                 assert have.get(f["column"]) == f["sql_type"], (t["table"], f["column"], have.get(f["column"]))
-        if t["table"] not in ("pool_stats", "lock_stat_rw"):  # no free-page pool, no read/write lock
+        if t["table"] not in ("pool_stats", "lock_stat_rw", "role_stats"):  # no free-page pool, read/write lock or roles
             assert con.execute(f"SELECT count(*) FROM {t['table']}").fetchone()[0] > 0, t["table"]
 
 
@@ -55,8 +55,10 @@ def test_python_dicts_and_json_points_have_exactly_the_schema_keys():
     for key in STATS:
         want = columns(key)
         rows_py = p[key] if isinstance(p[key], list) else [p[key]]
-        rows_js = point[key] if isinstance(point[key], list) else [point[key]]
-        assert rows_py or key in ("pools", "seqcounts", "lock_stat_rw", "contention_points"), key
+        # (JSON has no "roles" key without roles: documents of other workloads are as they were.)
+        assert key in point or key == "roles", key
+        rows_js = point.get(key, []) if isinstance(point.get(key, []), list) else [point[key]]
+        assert rows_py or key in ("pools", "seqcounts", "lock_stat_rw", "contention_points", "roles"), key
         for row in rows_py:
             assert list(row) == want, key
         for row in rows_js:
@@ -84,3 +86,13 @@ def test_the_json_profile_is_whole_unless_cut():
     assert len(doc["points"][0]["profile"]) == len(whole) > 2
     cut = json.loads(_vfssim.document(sc.native, cpus=[4], strategies=[s], profile_top=2))
     assert cut["points"][0]["profile"] == doc["points"][0]["profile"][:2]
+
+
+def test_roles_reach_python_as_the_schema_says():
+    sc = vfssim.Scenario.load(ROOT / "tests/scenarios/roles-seqlock.yaml")
+    p = sc.run_point(sc.strategies[0], 4)
+    roles = p.to_dict()["roles"]
+    assert [r["name"] for r in roles] == ["writer", "reader"] and [r["tasks"] for r in roles] == [1, 3]
+    assert all(list(r) == columns("roles") for r in roles)
+    assert sum(r["ops"] for r in roles) == p.ops
+    assert list(p.roles.columns) == columns("roles") and list(p.roles["name"]) == ["writer", "reader"]

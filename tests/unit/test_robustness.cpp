@@ -357,7 +357,7 @@ TEST_CASE("fuzz regressions and the fuzz corpus load or fail cleanly") {
         for (const auto& s : sc.strategies)
           for (const auto& v : sc.variants) {
             try {
-              (void)compile_program(s, v.workload.loop, v.params, 1 << 14);
+              (void)compile_program(s, v.workload, v.params, 1 << 14);
             } catch (const ScenarioError&) {
             }
           }

@@ -127,6 +127,11 @@ class PointResult:
         pages taken, given back by direct reclaim and refilled by kswapd."""
         return _pd().DataFrame(self._d["pools"], columns=columns("pools"))
 
+    @property
+    def roles(self):
+        """Task roles (workload: roles:): each role's tasks, loop iterations and ops/s; empty without roles."""
+        return _pd().DataFrame(self._d["roles"], columns=columns("roles"))
+
     def contention(self):
         """Share of CPU time (0-1) spent synchronizing on each lock or cache line — waiting, spinning
         and moving its cache line, not computing while holding it — largest first (a Series indexed
