@@ -78,8 +78,15 @@ py::dict record_dict(const std::vector<report::schema::Field<R>>& fields, const 
                      const report::schema::Context& c) {
   py::dict d;
   for (const auto& v : report::schema::shown_record(fields, r, c)) {
+    if (v.optional && report::schema::all_null(v.values)) continue;
     if (!v.list) {
       d[py::str(v.key)] = value_py(v.values.front());
+      continue;
+    }
+    if (v.object) {
+      py::dict obj;
+      for (std::size_t i = 0; i < v.values.size(); ++i) obj[py::str(v.names[i])] = value_py(v.values[i]);
+      d[py::str(v.key)] = obj;
       continue;
     }
     py::list list;

@@ -101,6 +101,9 @@ double mean_us(sim::Duration total, std::uint64_t n) {
 }
 
 Value opt(const std::optional<double>& v) { return v ? Value{*v} : Value{}; }
+// A band percentile: NaN (not sampled) is null.
+Value band_value(double v) { return std::isnan(v) ? Value{} : Value{v}; }
+double band_of(const Value& v) { return std::holds_alternative<std::monostate>(v) ? std::nan("") : as_real(v); }
 int reps_of(const CurvePoint& cp) { return static_cast<int>(cp.reps.size()); }
 std::optional<report::Bottleneck> bottleneck_of(const CurvePoint& cp) {
   return cp.reps.empty() ? std::nullopt : report::find_bottleneck(cp.reps);
@@ -354,6 +357,18 @@ const CurveFields& curve() {
           {"bottleneck_margin", Type::kReal, "fraction", "the bottleneck's share minus the second's (null: no bottleneck)",
            [](const R& r, const Context&) -> Value { const auto b = bottleneck_of(r); return b ? Value{b->margin} : Value{}; },
            nullptr, nullptr, true, nullptr, false},
+          // --uncertainty N (models/experiment/uncertainty.h): JSON and Python
+          // "band": {"p10", "p50", "p90"}, absent without sampling.
+          {"band_p10", Type::kReal, "ops/s",
+           "--uncertainty: 10th percentile of the rate over the samples of the ranges (null: not sampled)",
+           [](const R& r, const Context&) -> Value { return band_value(r.band_p10); },
+           [](R& r, const Value& v) { r.band_p10 = band_of(v); }, nullptr, true, "band", true, true, true},
+          {"band_p50", Type::kReal, "ops/s", "--uncertainty: median rate over the samples (null: not sampled)",
+           [](const R& r, const Context&) -> Value { return band_value(r.band_p50); },
+           [](R& r, const Value& v) { r.band_p50 = band_of(v); }, nullptr, true, "band", true, true, true},
+          {"band_p90", Type::kReal, "ops/s", "--uncertainty: 90th percentile of the rate over the samples (null: not sampled)",
+           [](const R& r, const Context&) -> Value { return band_value(r.band_p90); },
+           [](R& r, const Value& v) { r.band_p90 = band_of(v); }, nullptr, true, "band", true, true, true},
       }};
   return t;
 }

@@ -282,6 +282,12 @@ CREATE TABLE contention_points (
   contentions INTEGER NOT NULL
 );
 )sql",
+    // 10: --uncertainty's band of a curve point (NULL: not sampled).
+    R"sql(
+ALTER TABLE curve ADD COLUMN band_p10 REAL;
+ALTER TABLE curve ADD COLUMN band_p50 REAL;
+ALTER TABLE curve ADD COLUMN band_p90 REAL;
+)sql",
 };
 
 constexpr int kMigrationCount = sizeof(kMigrations) / sizeof(kMigrations[0]);
