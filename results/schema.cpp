@@ -451,11 +451,13 @@ nlohmann::json pack(const models::PointResult& p) {
     for (const auto* r : rows_of(t, p)) rows.push_back(pack_record(t.fields, *r, c));
     tables[t.sql] = std::move(rows);
   });
-  return {{"strategy", p.spec.strategy},       {"variant", p.spec.variant},
-          {"cpus", p.spec.cpus},               {"rep", p.spec.rep},
-          {"free_locks", p.spec.free_locks},   {"private_lines", p.spec.private_lines},
-          {"point", pack_record(points().fields, p, c)}, {"tables", std::move(tables)},
-          {"task_ops", p.task_ops}};
+  nlohmann::json out = {{"strategy", p.spec.strategy},       {"variant", p.spec.variant},
+                        {"cpus", p.spec.cpus},               {"rep", p.spec.rep},
+                        {"free_locks", p.spec.free_locks},   {"private_lines", p.spec.private_lines},
+                        {"point", pack_record(points().fields, p, c)}, {"tables", std::move(tables)},
+                        {"task_ops", p.task_ops}};
+  if (p.spec.sample >= 0) out["sample"] = p.spec.sample;
+  return out;
 }
 
 models::PointResult unpack(const nlohmann::json& j) {
@@ -467,6 +469,7 @@ models::PointResult unpack(const nlohmann::json& j) {
     p.spec.rep = j.at("rep").get<int>();
     p.spec.free_locks = j.at("free_locks").get<std::vector<std::string>>();
     p.spec.private_lines = j.at("private_lines").get<std::vector<std::string>>();
+    p.spec.sample = j.value("sample", -1);
     unpack_record(points().fields, j.at("point"), p);
     for_each_stats_table([&](const auto& t) {
       for (const auto& row : j.at("tables").at(t.sql)) unpack_record(t.fields, row, new_row(t, p));

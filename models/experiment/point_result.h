@@ -80,6 +80,9 @@ struct PointSpec {
   // task) in a copy of the strategy. Names must exist in the strategy.
   std::vector<std::string> free_locks{};
   std::vector<std::string> private_lines{};
+  // --uncertainty: the sample of the ranges this run of replication 0
+  // used (a job of sampled_scenario(..., sample)); -1: the scenario as loaded.
+  int sample = -1;
 };
 struct PointResult {
   PointSpec spec;
