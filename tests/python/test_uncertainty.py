@@ -1,0 +1,67 @@
+"""Uncertainty bands (docs/uncertainty.md): the CLI, the Python sweep and a sweep on two local
+processes give the same bands; the SQLite store keeps them; --uncertainty needs ranges."""
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import BUILD, ROOT
+import vfssim
+
+SCENARIO = ROOT / "tests/scenarios/uncertain-files-lock.yaml"
+VFSSIM = str(BUILD / "vfssim")
+ENV = {**os.environ, "PYTHONPATH": str(BUILD / "python")}
+
+
+def cli(*args, db=""):
+    return subprocess.run([VFSSIM, "run", str(SCENARIO), "--db", db, *args], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def test_processes_give_the_cli_document_byte_for_byte():
+    args = ["--uncertainty", "6", "--uncertainty-report", "--seed", "4", "--json"]
+    local = cli(*args, "--jobs", "2")
+    r = subprocess.run([sys.executable, "-m", "vfssim", "run", str(SCENARIO), "--processes", "2", "-q", *args],
+                       capture_output=True, text=True, env=ENV, check=True)
+    assert r.stdout == local
+    doc = json.loads(local)
+    assert doc["uncertainty"]["samples"] == 6 and len(doc["uncertainty"]["ranges"]) == 4
+    for p in doc["points"]:
+        b = p["band"]
+        assert b["p10"] <= b["p50"] <= b["p90"] and b["p10"] < b["p90"]
+        assert len(p["sensitivity"]) == 4 and all(-1 <= s["rho"] <= 1 for s in p["sensitivity"])
+    # Without sampling the document has no band (so existing documents stay as they were).
+    assert "band" not in json.loads(cli("--json"))["points"][0]
+
+
+def test_python_sweep_gives_the_cli_bands():
+    sc = vfssim.Scenario.load(SCENARIO)
+    sw = sc.sweep(uncertainty=6, seed=4, progress=False)
+    doc = json.loads(cli("--uncertainty", "6", "--seed", "4", "--json"))
+    for p in doc["points"]:
+        assert sw.band(p["strategy"], p["cpus"]) == p["band"]
+        assert sw.point(p["strategy"], p["cpus"]).band == p["band"]
+    df = sw.curve
+    assert list(df.columns[-3:]) == ["band_p10", "band_p50", "band_p90"]
+    assert df["band_p10"].tolist() == [p["band"]["p10"] for p in doc["points"]]
+    assert sc.sweep(progress=False).curve["band_p10"].isna().all()
+
+
+def test_bands_are_stored_and_shown(tmp_path):
+    db = str(tmp_path / "u.db")
+    table = cli("--uncertainty", "4", "-q", db=db)
+    assert "p10-p90" in table
+    shown = subprocess.run([VFSSIM, "show", "1", "--db", db], capture_output=True, text=True, check=True).stdout
+    rows = [line for line in table.splitlines() if re.search(r" \d+\.\.\d+$", line)]  # the band column's rows
+    assert rows and all(row in shown for row in rows)
+
+
+def test_uncertainty_needs_ranges_and_a_count():
+    plain = ROOT / "tests/bad-scenarios/valid/base.yaml"
+    r = subprocess.run([VFSSIM, "run", str(plain), "--db", "", "--uncertainty", "4"], capture_output=True, text=True)
+    assert r.returncode == 2 and "has no ranges to sample" in r.stderr
+    r = subprocess.run([VFSSIM, "run", str(SCENARIO), "--db", "", "--uncertainty-report"], capture_output=True, text=True)
+    assert r.returncode == 2 and "--uncertainty-report needs --uncertainty N" in r.stderr
