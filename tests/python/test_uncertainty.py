@@ -65,3 +65,11 @@ def test_uncertainty_needs_ranges_and_a_count():
     assert r.returncode == 2 and "has no ranges to sample" in r.stderr
     r = subprocess.run([VFSSIM, "run", str(SCENARIO), "--db", "", "--uncertainty-report"], capture_output=True, text=True)
     assert r.returncode == 2 and "--uncertainty-report needs --uncertainty N" in r.stderr
+
+
+def test_plot_shades_the_band_of_each_curve(tmp_path):
+    svg = tmp_path / "u.svg"
+    cli("--uncertainty", "4", "-q", "--plot", str(svg))
+    assert svg.read_text().count('class="band"') == 2  # baseline and percpu
+    cli("-q", "--plot", str(svg))
+    assert 'class="band"' not in svg.read_text()
