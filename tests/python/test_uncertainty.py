@@ -59,8 +59,19 @@ def test_bands_are_stored_and_shown(tmp_path):
     assert rows and all(row in shown for row in rows)
 
 
-def test_uncertainty_needs_ranges_and_a_count():
-    plain = ROOT / "tests/bad-scenarios/valid/base.yaml"
+def test_uncertainty_needs_ranges_and_a_count(tmp_path):
+    # The test scenario with its ranges' estimates written plainly (its machine inline: presets have ranges).
+    text = SCENARIO.read_text()
+    for ranged, plain in [('{estimate: 100ns, range: [60ns, 170ns], why: "no measurement of this part; the spread of '
+                           '2-socket Xeons"}', "100ns"), ("150ns ± 50ns", "150ns"),
+                          ('{estimate: 1us, range: [500ns, 2us], why: "the private part of open() varies with the path '
+                           'length"}', "1us"),
+                          ('{estimate: 80ns, range: [50ns, 120ns], why: "file_move\'s list insert, cache-hot or not"}',
+                           "80ns")]:
+        assert ranged in text
+        text = text.replace(ranged, plain)
+    plain = tmp_path / "plain.yaml"
+    plain.write_text(text)
     r = subprocess.run([VFSSIM, "run", str(plain), "--db", "", "--uncertainty", "4"], capture_output=True, text=True)
     assert r.returncode == 2 and "has no ranges to sample" in r.stderr
     r = subprocess.run([VFSSIM, "run", str(SCENARIO), "--db", "", "--uncertainty-report"], capture_output=True, text=True)
