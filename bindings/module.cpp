@@ -40,6 +40,7 @@
 #include "results/validation.h"
 #include "models/experiment/experiment.h"
 #include "models/experiment/fits.h"
+#include "models/experiment/uncertainty.h"
 #include "models/scenario/scenario.h"
 #include "sim/parallel.h"
 
@@ -78,8 +79,15 @@ py::dict record_dict(const std::vector<report::schema::Field<R>>& fields, const 
                      const report::schema::Context& c) {
   py::dict d;
   for (const auto& v : report::schema::shown_record(fields, r, c)) {
+    if (v.optional && report::schema::all_null(v.values)) continue;
     if (!v.list) {
       d[py::str(v.key)] = value_py(v.values.front());
+      continue;
+    }
+    if (v.object) {
+      py::dict obj;
+      for (std::size_t i = 0; i < v.values.size(); ++i) obj[py::str(v.names[i])] = value_py(v.values[i]);
+      d[py::str(v.key)] = obj;
       continue;
     }
     py::list list;
@@ -147,6 +155,12 @@ py::dict curve_dict(const models::CurvePoint& cp) {
   for (const auto& r : cp.reps) reps.append(point_dict(r));
   d["reps"] = reps;
   d["bottleneck"] = bottleneck_obj(cp.reps.empty() ? std::nullopt : report::find_bottleneck(cp.reps));
+  if (!cp.sample_rates.empty()) {  // --uncertainty: as the document's sensitivity, and each sample's rate
+    py::list sens;
+    for (const auto& [name, rho] : cp.sensitivity) sens.append(py::dict(py::arg("constant") = name, py::arg("rho") = rho));
+    d["sensitivity"] = sens;
+    d["sample_rates"] = cp.sample_rates;
+  }
   return d;
 }
 
@@ -246,8 +260,12 @@ class Runner {
 };
 
 models::SweepSpec make_spec(const std::vector<std::string>& strategies, const std::vector<std::string>& variants,
-                            const std::vector<int>& cpus, int reps, std::uint64_t seed, unsigned jobs) {
+                            const std::vector<int>& cpus, int reps, std::uint64_t seed, unsigned jobs,
+                            int uncertainty = 0) {
   if (reps < 1) throw std::invalid_argument("reps must be at least 1, not " + std::to_string(reps));
+  if (uncertainty < 0 || uncertainty > models::kMaxUncertaintySamples)
+    throw std::invalid_argument("uncertainty must be from 0 to " + std::to_string(models::kMaxUncertaintySamples) +
+                                ", not " + std::to_string(uncertainty));
   models::SweepSpec spec;
   spec.strategies = strategies;
   spec.variants = variants;
@@ -255,6 +273,7 @@ models::SweepSpec make_spec(const std::vector<std::string>& strategies, const st
   spec.reps = reps;
   spec.seed = seed;
   spec.jobs = jobs;
+  spec.uncertainty = uncertainty;
   return spec;
 }
 
@@ -277,21 +296,59 @@ std::vector<models::CurvePoint> sweep_curve(const models::Scenario& sc, const mo
   return curve;
 }
 
-// One point to run: (strategy, variant, cpus, rep, free_locks, private_lines).
+// One point to run: (strategy, variant, cpus, rep, free_locks, private_lines), and for a job of an
+// uncertainty sweep the sample of the ranges it runs (Python: a 7th element).
 using PointTuple = std::tuple<std::string, std::string, int, int, std::vector<std::string>, std::vector<std::string>>;
+struct Job {
+  PointTuple point;
+  int sample = -1;
+};
+
+Job job_of(const py::handle& h) {
+  const auto t = h.cast<py::tuple>();
+  if (t.size() != 6 && t.size() != 7)
+    throw std::invalid_argument("a point is (strategy, variant, cpus, rep, free_locks, private_lines[, sample]), not " +
+                                std::to_string(t.size()) + " values");
+  Job j;
+  j.point = PointTuple{t[0].cast<std::string>(), t[1].cast<std::string>(), t[2].cast<int>(), t[3].cast<int>(),
+                       t[4].cast<std::vector<std::string>>(), t[5].cast<std::vector<std::string>>()};
+  if (t.size() == 7) j.sample = t[6].cast<int>();
+  return j;
+}
+
+std::vector<Job> jobs_of(const py::iterable& points) {
+  std::vector<Job> out;
+  for (const auto& p : points) out.push_back(job_of(p));
+  return out;
+}
+
+py::tuple job_tuple(const models::PointSpec& p) {
+  if (p.sample < 0) return py::make_tuple(p.strategy, p.variant, p.cpus, p.rep, p.free_locks, p.private_lines);
+  return py::make_tuple(p.strategy, p.variant, p.cpus, p.rep, p.free_locks, p.private_lines, p.sample);
+}
 
 // Runs independent points on `jobs` workers (0: all cores), each seeded
 // rep_seed(seed, rep) as in a sweep, after checking them as a sweep would
 // (names, CPU counts, every program compiled).
-std::vector<models::PointResult> run_points(const models::Scenario& sc, const std::vector<PointTuple>& points,
-                                            std::uint64_t seed, unsigned jobs, const py::object& progress) {
+std::vector<models::PointResult> run_points(const models::Scenario& sc, const std::vector<Job>& points,
+                                            std::uint64_t seed, unsigned jobs, const py::object& progress,
+                                            int uncertainty = 0) {
   std::vector<models::PointSpec> specs;
   std::map<std::pair<std::string, std::string>, std::vector<int>> groups;
-  for (const auto& [strategy, variant, cpus, rep, free_locks, private_lines] : points) {
+  std::map<int, models::Scenario> sampled;  // each sample's scenario, built once
+  for (const auto& job : points) {
+    const auto& [strategy, variant, cpus, rep, free_locks, private_lines] = job.point;
     if (rep < 0) throw std::invalid_argument("rep must be at least 0, not " + std::to_string(rep));
     models::PointSpec spec{strategy, cpus, rep, models::rep_seed(seed, rep), variant};
     spec.free_locks = free_locks;
     spec.private_lines = private_lines;
+    if (job.sample >= 0) {
+      if (job.sample >= uncertainty || rep != 0)
+        throw std::invalid_argument("sample " + std::to_string(job.sample) + " (rep " + std::to_string(rep) +
+                                    ") is not a job of a sweep with uncertainty=" + std::to_string(uncertainty));
+      spec.sample = job.sample;
+      if (!sampled.count(job.sample)) sampled.emplace(job.sample, models::sampled_scenario(sc, uncertainty, seed, job.sample));
+    }
     specs.push_back(std::move(spec));
     auto& counts = groups[{strategy, variant}];  // each CPU count once: the plan refuses repeats
     if (std::find(counts.begin(), counts.end(), cpus) == counts.end()) counts.push_back(cpus);
@@ -311,7 +368,8 @@ std::vector<models::PointResult> run_points(const models::Scenario& sc, const st
     sim::parallel_for(
         specs.size(), jobs == 0 ? sim::default_jobs() : jobs,
         [&](std::size_t i) {
-          results[i] = models::run_point(sc, specs[i], limits);
+          results[i] = models::run_point(specs[i].sample < 0 ? sc : sampled.at(specs[i].sample), specs[i], limits);
+          results[i].spec.sample = specs[i].sample;
           std::lock_guard<std::mutex> lk(mutex);
           const auto& p = results[i];
           runner.post(ProgressEvent{++done, specs.size(), p.spec.strategy, p.spec.variant, p.spec.cpus, p.spec.rep,
@@ -332,25 +390,35 @@ std::vector<models::PointResult> run_points(const models::Scenario& sc, const st
 std::vector<models::CurvePoint> curve_of(const models::Scenario& sc, const models::SweepSpec& spec,
                                          std::vector<models::PointResult> results) {
   auto plan = models::plan_sweep(sc, spec);
+  const int n = spec.uncertainty;
   std::map<std::tuple<std::string, std::string, int>, models::CurvePoint*> index;
   for (auto& cp : plan.curve) {
     cp.reps.assign(static_cast<std::size_t>(plan.reps), models::PointResult{});
+    cp.sample_rates.assign(static_cast<std::size_t>(n), std::nan(""));
     index[{cp.strategy, cp.variant, cp.cpus}] = &cp;
   }
-  std::set<std::tuple<std::string, std::string, int, int>> seen;
+  std::set<std::tuple<std::string, std::string, int, int, int>> seen;
   for (auto& r : results) {
     const auto it = index.find({r.spec.strategy, r.spec.variant, r.spec.cpus});
-    if (it == index.end() || r.spec.rep < 0 || r.spec.rep >= plan.reps ||
-        !seen.insert({r.spec.strategy, r.spec.variant, r.spec.cpus, r.spec.rep}).second)
+    if (it == index.end() || r.spec.rep < 0 || r.spec.rep >= plan.reps || r.spec.sample >= n ||
+        (r.spec.sample >= 0 && r.spec.rep != 0) ||
+        !seen.insert({r.spec.strategy, r.spec.variant, r.spec.cpus, r.spec.rep, r.spec.sample}).second)
       throw std::invalid_argument("point " + r.spec.strategy + "/" + r.spec.variant + "@" +
                                   std::to_string(r.spec.cpus) + " rep " + std::to_string(r.spec.rep) +
+                                  (r.spec.sample >= 0 ? " sample " + std::to_string(r.spec.sample) : "") +
                                   " is not a point of this sweep, or is given twice");
-    it->second->reps[static_cast<std::size_t>(r.spec.rep)] = std::move(r);
+    if (r.spec.sample >= 0) it->second->sample_rates[static_cast<std::size_t>(r.spec.sample)] = r.ops_per_sec;
+    else it->second->reps[static_cast<std::size_t>(r.spec.rep)] = std::move(r);
   }
-  if (seen.size() != plan.points.size())
-    throw std::invalid_argument("the sweep has " + std::to_string(plan.points.size()) + " points; " +
+  const std::size_t expected = plan.points.size() + plan.curve.size() * static_cast<std::size_t>(n);
+  if (seen.size() != expected)
+    throw std::invalid_argument("the sweep has " + std::to_string(expected) + " points; " +
                                 std::to_string(seen.size()) + " were given");
-  for (auto& cp : plan.curve) models::summarize(cp);
+  const auto samples = n > 0 ? models::draw_samples(sc, n, spec.seed) : std::vector<models::RangeSample>{};
+  for (auto& cp : plan.curve) {
+    models::summarize(cp);
+    models::summarize_samples(cp, sc.ranges, samples);
+  }
   return plan.curve;
 }
 
@@ -358,9 +426,12 @@ std::vector<models::CurvePoint> curve_of(const models::Scenario& sc, const model
 // indent as nlohmann's dump: -1 one line, 2 as `vfssim run --json` prints it.
 std::string document_json(const models::Scenario& sc, const models::SweepSpec& spec,
                           const std::vector<models::CurvePoint>& curve, std::optional<std::size_t> profile_top,
-                          int indent = -1) {
+                          int indent = -1, bool sensitivity = false) {
   auto doc = report::run_json(sc, report::RunInfo{spec.seed, spec.reps, profile_top}, curve);
   doc["fits"] = report::fits_json(report::fit_curves(curve));
+  if (spec.uncertainty > 0) doc["uncertainty"] = report::uncertainty_json(sc, spec.uncertainty);
+  if (sensitivity)  // as `vfssim run --uncertainty-report`
+    for (std::size_t i = 0; i < curve.size(); ++i) doc["points"][i]["sensitivity"] = report::sensitivity_json(curve[i]);
   return doc.dump(indent);
 }
 
@@ -558,32 +629,43 @@ PYBIND11_MODULE(_vfssim, m) {
   m.def(
       "sweep_plan",
       [](const ScenarioPtr& sc, const std::vector<std::string>& strategies, const std::vector<std::string>& variants,
-         const std::vector<int>& cpus, int reps, std::uint64_t seed) {
-        const auto plan = models::plan_sweep(scenario_of(sc), make_spec(strategies, variants, cpus, reps, seed, 1));
-        std::vector<PointTuple> out;
-        for (const auto& p : plan.points) out.push_back(PointTuple{p.strategy, p.variant, p.cpus, p.rep, {}, {}});
+         const std::vector<int>& cpus, int reps, std::uint64_t seed, int uncertainty) {
+        const auto spec = make_spec(strategies, variants, cpus, reps, seed, 1, uncertainty);
+        const auto plan = models::plan_sweep(scenario_of(sc), spec);
+        py::list out;
+        for (const auto& p : plan.points) out.append(job_tuple(models::PointSpec{p.strategy, p.cpus, p.rep, 0, p.variant}));
+        // The sample jobs after them, as run_sweep orders them: curve point, then sample.
+        for (std::size_t c = 0; c < plan.curve.size(); ++c)
+          for (int i = 0; i < uncertainty; ++i) {
+            models::PointSpec p = plan.points[c * static_cast<std::size_t>(plan.reps)];
+            p.free_locks.clear();
+            p.private_lines.clear();
+            p.sample = i;
+            out.append(job_tuple(p));
+          }
         return out;
       },
       py::arg("scenario"), py::arg("strategies") = std::vector<std::string>{},
       py::arg("variants") = std::vector<std::string>{}, py::arg("cpus") = std::vector<int>{}, py::arg("reps") = 1,
-      py::arg("seed") = 1,
+      py::arg("seed") = 1, py::arg("uncertainty") = 0,
       "The points a sweep runs, in order, as run_points() takes them (checked as sweep() checks them):\n"
-      "what a distributed sweep sends to its workers.");
+      "what a distributed sweep sends to its workers. With uncertainty=N, then one job per curve point and\n"
+      "sample: (strategy, variant, cpus, 0, [], [], sample).");
   m.def(
       "assemble_sweep",
       [](const ScenarioPtr& sc, const std::vector<std::string>& strategies, const std::vector<std::string>& variants,
          const std::vector<int>& cpus, int reps, std::uint64_t seed, const std::vector<NativePoint>& points,
-         bool as_document, std::optional<std::size_t> profile_top, int indent) -> py::object {
-        const auto spec = make_spec(strategies, variants, cpus, reps, seed, 1);
+         bool as_document, std::optional<std::size_t> profile_top, int indent, int uncertainty, bool sensitivity) -> py::object {
+        const auto spec = make_spec(strategies, variants, cpus, reps, seed, 1, uncertainty);
         const auto curve = curve_of(scenario_of(sc), spec, unwrap(points));
-        if (as_document) return py::str(document_json(scenario_of(sc), spec, curve, profile_top, indent));
+        if (as_document) return py::str(document_json(scenario_of(sc), spec, curve, profile_top, indent, sensitivity));
         py::list out;
         for (const auto& cp : curve) out.append(curve_dict(cp));
         return out;
       },
       py::arg("scenario"), py::arg("strategies"), py::arg("variants"), py::arg("cpus"), py::arg("reps"),
       py::arg("seed"), py::arg("points"), py::arg("document") = false, py::arg("profile_top") = py::none(),
-      py::arg("indent") = -1,
+      py::arg("indent") = -1, py::arg("uncertainty") = 0, py::arg("sensitivity") = false,
       "The curve of a sweep from its points' results (every point of sweep_plan(), in any order): what\n"
       "sweep() returns, or with document=True the `vfssim run --json` document as text. The same bytes as a\n"
       "local sweep.");
@@ -665,10 +747,10 @@ PYBIND11_MODULE(_vfssim, m) {
         const report::Validation validation({sc.get()});
         if (const auto conflicts = validation.fit_conflicts(); !conflicts.empty())
           throw std::invalid_argument("one fitted figure per configuration: " + conflicts.front());
-        std::vector<PointTuple> specs;
+        std::vector<Job> specs;
         for (const auto& p : validation.points())
           for (int r = 0; r < reps; ++r)
-            specs.push_back(PointTuple{p.ref.strategy, p.ref.variant, p.ref.cpus, r, {}, {}});
+            specs.push_back(Job{PointTuple{p.ref.strategy, p.ref.variant, p.ref.cpus, r, {}, {}}});
         auto results = run_points(scenario_of(sc), specs, seed, jobs, progress);
         std::vector<std::vector<models::PointResult>> grouped(validation.points().size());
         for (std::size_t i = 0; i < results.size(); ++i)
@@ -685,8 +767,9 @@ PYBIND11_MODULE(_vfssim, m) {
   m.def(
       "sweep",
       [](const ScenarioPtr& sc, const std::vector<std::string>& strategies, const std::vector<std::string>& variants,
-         const std::vector<int>& cpus, int reps, std::uint64_t seed, unsigned jobs, py::object progress) {
-        const auto spec = make_spec(strategies, variants, cpus, reps, seed, jobs);
+         const std::vector<int>& cpus, int reps, std::uint64_t seed, unsigned jobs, py::object progress,
+         int uncertainty) {
+        const auto spec = make_spec(strategies, variants, cpus, reps, seed, jobs, uncertainty);
         const auto curve = sweep_curve(scenario_of(sc), spec, progress);
         py::list out;
         for (const auto& cp : curve) out.append(curve_dict(cp));
@@ -694,7 +777,7 @@ PYBIND11_MODULE(_vfssim, m) {
       },
       py::arg("scenario"), py::arg("strategies") = std::vector<std::string>{},
       py::arg("variants") = std::vector<std::string>{}, py::arg("cpus") = std::vector<int>{}, py::arg("reps") = 1,
-      py::arg("seed") = 1, py::arg("jobs") = 0u, py::arg("progress") = py::none(),
+      py::arg("seed") = 1, py::arg("jobs") = 0u, py::arg("progress") = py::none(), py::arg("uncertainty") = 0,
       "Runs every (strategy, variant, cpus, rep) point on `jobs` workers (0: all cores) with the GIL released.\n"
       "Returns one dict per curve point (strategy, variant, cpus order) with its replications' full results.\n"
       "progress(done, total, info) is called on this thread once per finished point; an exception in it\n"
@@ -703,7 +786,7 @@ PYBIND11_MODULE(_vfssim, m) {
       "run_point",
       [](const ScenarioPtr& sc, const std::string& strategy, int cpus, const std::string& variant, std::uint64_t seed,
          int rep, const std::vector<std::string>& free_locks, const std::vector<std::string>& private_lines) {
-        const auto results = run_points(scenario_of(sc), {PointTuple{strategy, variant, cpus, rep, free_locks, private_lines}},
+        const auto results = run_points(scenario_of(sc), {Job{PointTuple{strategy, variant, cpus, rep, free_locks, private_lines}}},
                                         seed, 1, py::none());
         return point_dict(results.front());
       },
@@ -714,15 +797,15 @@ PYBIND11_MODULE(_vfssim, m) {
       "with the GIL released. free_locks become free (no cost, no exclusion), private_lines private per task.");
   m.def(
       "run_points",
-      [](const ScenarioPtr& sc, const std::vector<PointTuple>& points, std::uint64_t seed, unsigned jobs,
-         py::object progress) {
-        const auto results = run_points(scenario_of(sc), points, seed, jobs, progress);
+      [](const ScenarioPtr& sc, const py::iterable& points, std::uint64_t seed, unsigned jobs, py::object progress,
+         int uncertainty) {
+        const auto results = run_points(scenario_of(sc), jobs_of(points), seed, jobs, progress, uncertainty);
         py::list out;
         for (const auto& r : results) out.append(point_dict(r));
         return out;
       },
       py::arg("scenario"), py::arg("points"), py::arg("seed") = 1, py::arg("jobs") = 0u,
-      py::arg("progress") = py::none(),
+      py::arg("progress") = py::none(), py::arg("uncertainty") = 0,
       "Runs independent points [(strategy, variant, cpus, rep, free_locks, private_lines), ...] on `jobs`\n"
       "workers (0: all cores), each seeded as replication `rep` of a sweep seeded `seed`; returns their\n"
       "results in order. Progress and cancellation as in sweep().");
@@ -730,15 +813,15 @@ PYBIND11_MODULE(_vfssim, m) {
       "document",
       [](const ScenarioPtr& sc, const std::vector<int>& cpus, std::uint64_t seed, int reps,
          const std::vector<std::string>& strategies, unsigned jobs, const std::vector<std::string>& variants,
-         py::object progress, std::optional<std::size_t> profile_top) {
-        const auto spec = make_spec(strategies, variants, cpus, reps, seed, jobs);
+         py::object progress, std::optional<std::size_t> profile_top, int uncertainty, bool sensitivity) {
+        const auto spec = make_spec(strategies, variants, cpus, reps, seed, jobs, uncertainty);
         const auto curve = sweep_curve(scenario_of(sc), spec, progress);
-        return document_json(scenario_of(sc), spec, curve, profile_top);
+        return document_json(scenario_of(sc), spec, curve, profile_top, -1, sensitivity);
       },
       py::arg("scenario"), py::arg("cpus") = std::vector<int>{}, py::arg("seed") = 1, py::arg("reps") = 1,
       py::arg("strategies") = std::vector<std::string>{}, py::arg("jobs") = 0u,
       py::arg("variants") = std::vector<std::string>{}, py::arg("progress") = py::none(),
-      py::arg("profile_top") = py::none(),
+      py::arg("profile_top") = py::none(), py::arg("uncertainty") = 0, py::arg("sensitivity") = false,
       "Runs a sweep; returns the `vfssim run --json` document as text (profile_top: as --json-profile-top;\n"
       "None: every profile entry).");
   m.def(

@@ -41,6 +41,7 @@
 #include "cli/validate.h"
 #include "cli/whatif.h"
 #include "models/experiment/experiment.h"
+#include "models/experiment/uncertainty.h"
 #include "models/scenario/scenario.h"
 #include "probe/probe.h"
 
@@ -96,11 +97,15 @@ int cmd_run(const std::vector<std::string>& args) {
   po::options_description opts("vfssim run FILE [options]");
   std::string cpus, db = "vfssim.db", strategies, variants, plot, plot_y = "auto", progress_mode;
   std::uint64_t seed = 1;
-  int reps = 1, depth = 1;
+  int reps = 1, depth = 1, uncertainty = 0;
   unsigned jobs = 0;
   opts.add_options()
     ("help,h", "this help")
     ("cpus", po::value(&cpus), "CPU counts to run, comma-separated (default: the scenario's list)")
+    ("uncertainty", po::value(&uncertainty)->default_value(0),
+     "draw N samples of the scenario's ranges (Latin hypercube, --seed) and give every point a band: "
+     "the 10th, 50th, 90th percentiles of its rate (docs/uncertainty.md)")
+    ("uncertainty-report", "with --uncertainty: rank the ranges by their Spearman correlation with each point's rate")
     ("strategy", po::value(&strategies), "strategies to run, comma-separated (default: all)")
     ("variant", po::value(&variants), "workload variants to run, comma-separated, or 'all' (default: default)")
     ("seed", po::value(&seed)->default_value(1), "run seed: same seed, same results")
@@ -124,6 +129,9 @@ int cmd_run(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (!report::parse_file_command(args, opts, "run", file, vm)) return 0;
   if (reps < 1) throw po::error("--reps must be at least 1");
+  if (uncertainty < 0 || uncertainty > models::kMaxUncertaintySamples)
+    throw po::error("--uncertainty must be from 0 to " + std::to_string(models::kMaxUncertaintySamples));
+  if (vm.count("uncertainty-report") && uncertainty == 0) throw po::error("--uncertainty-report needs --uncertainty N");
   if (depth < 1 || depth > 16) throw po::error("--bottleneck-depth must be from 1 to 16");
   if (!vm["bottleneck-depth"].defaulted() && !vm.count("next-bottleneck"))
     throw po::error("--bottleneck-depth needs --next-bottleneck");
@@ -169,6 +177,9 @@ int cmd_run(const std::vector<std::string>& args) {
   spec.seed = seed;
   spec.reps = reps;
   spec.jobs = jobs;
+  spec.uncertainty = uncertainty;
+  if (uncertainty > 0 && sc.ranges.empty())
+    throw po::error("--uncertainty: scenario '" + sc.name + "' has no ranges to sample (docs/scenario-format.md, \"Ranges\")");
   {
     std::vector<std::string> run_strategies = spec.strategies;
     if (run_strategies.empty())
@@ -212,6 +223,9 @@ int cmd_run(const std::vector<std::string>& args) {
     doc["fits"] = report::fits_json(fits);
     if (!what_ifs.empty())
       doc["what_ifs"] = report::what_ifs_json(what_ifs);
+    if (uncertainty > 0) doc["uncertainty"] = report::uncertainty_json(sc, uncertainty);
+    if (vm.count("uncertainty-report"))
+      for (std::size_t i = 0; i < curve.size(); ++i) doc["points"][i]["sensitivity"] = report::sensitivity_json(curve[i]);
     for (std::size_t i = 0; i < what_if.size(); ++i) {
       doc["points"][i]["next_bottleneck"] = report::bottleneck_json(what_if[i].next);
       doc["points"][i]["bottleneck_chain"] = report::bottleneck_chain_json(what_if[i]);
@@ -223,7 +237,11 @@ int cmd_run(const std::vector<std::string>& args) {
             << seed << ", " << reps << " replication" << (reps > 1 ? "s" : "") << "\n";
   if (!sc.description.empty()) std::cout << sc.description << "\n";
   if (!what_ifs.empty()) std::cout << "what-ifs: " << report::describe_what_ifs(what_ifs) << "\n";
+  if (uncertainty > 0)
+    std::cout << "uncertainty: " << uncertainty << " samples of " << sc.ranges.size() << " range"
+              << (sc.ranges.size() == 1 ? "" : "s") << " (Latin hypercube); p10-p90: the rate's 80% band\n";
   report::print_curve_table(std::cout, curve);
+  if (vm.count("uncertainty-report")) report::print_sensitivity(std::cout, curve, 3);
   report::print_fits(std::cout, fits);
   report::print_chart(std::cout, curve);
   // Where the time goes at each strategy's largest CPU count.

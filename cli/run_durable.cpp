@@ -53,12 +53,13 @@ std::string where(const models::CurvePoint& cp) {
 // The curve points a sweep plans, in order, and its --free/--private
 // what-ifs: with the resolved scenario (--set applied), seed and
 // replications, what identifies a run to --resume.
-std::string sweep_key(const models::SweepPlan& plan, const models::WhatIfs& w) {
+std::string sweep_key(const models::SweepPlan& plan, const models::WhatIfs& w, int uncertainty) {
   std::string key;
   for (const auto& cp : plan.curve)
     key += (key.empty() ? "" : " ") + cp.strategy + "/" + cp.variant + "@" + std::to_string(cp.cpus);
   for (const auto& n : w.free_locks) key += " free:" + n;
   for (const auto& n : w.private_lines) key += " private:" + n;
+  if (uncertainty > 0) key += " uncertainty:" + std::to_string(uncertainty);
   return key;
 }
 
@@ -167,7 +168,7 @@ SweepOutcome run_durable_sweep(const models::Scenario& sc, const models::SweepSp
   } else {
     out.store = std::make_unique<Store>(o.db);
     const std::string joined = join_args(o.args);
-    const std::string key = sweep_key(plan, spec.what_ifs);
+    const std::string key = sweep_key(plan, spec.what_ifs, spec.uncertainty);
     if (o.resume) {
       if (const auto id = out.store->find_run(sc, spec.seed, plan.reps, key)) {
         out.run_id = *id;

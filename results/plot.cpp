@@ -188,6 +188,10 @@ class SvgPlot {
         see(e.lo);
         see(e.hi);
       }
+      if (!std::isnan(cp->band_p10)) {
+        see(cp->band_p10);
+        see(cp->band_p90);
+      }
     }
     for (const auto* m : panel.marks) see(m->ops_per_sec);
   }
@@ -272,14 +276,19 @@ class SvgPlot {
        << ") rotate(-90)\" text-anchor=\"middle\">operations per second (" << (log ? "log" : "linear")
        << " scale)</text>\n";
 
-    // Curves, each point with its error bar.
+    // Curves, each point with its error bar, and with --uncertainty the
+    // 80% band (p10..p90 over the samples of the ranges) shaded under it.
     for (std::size_t si = 0; si < names_.size(); ++si) {
-      std::string pts;
+      std::string pts, upper, lower;
       std::ostringstream bars, markers;
       for (const auto* cp : panel.points) {
         if (series_index(cp->strategy, cp->variant) != si) continue;
         const std::string x = num(px(cp->cpus)), y = num(py(cp->ops_per_sec));
         pts += (pts.empty() ? "" : " ") + x + "," + y;
+        if (!std::isnan(cp->band_p10)) {
+          upper += (upper.empty() ? "M" : "L") + x + "," + num(py(cp->band_p90));
+          lower = "L" + x + "," + num(py(cp->band_p10)) + lower;  // back from right to left
+        }
         const Extent e = error_extent(*cp);
         if (!e.empty()) {
           const double xc = px(cp->cpus);
@@ -297,7 +306,12 @@ class SvgPlot {
       }
       if (pts.empty()) continue;
       s_ << "<g class=\"curve\" data-series=\"" << esc(names_[si]) << "\" data-variant=\"" << esc(panel.variant)
-         << "\">\n<polyline fill=\"none\" " << stroke_style(si) << " stroke-width=\"2\" points=\"" << pts << "\"/>\n"
+         << "\">\n";
+      if (!upper.empty())
+        s_ << "<path class=\"band\" d=\"" << upper << lower << "Z\" fill=\"" << colour_of(si)
+           << "\" fill-opacity=\"0.18\" stroke=\"none\"><title>" << esc(names_[si])
+           << ": 80% band (p10..p90 over the samples of the ranges)</title></path>\n";
+      s_ << "<polyline fill=\"none\" " << stroke_style(si) << " stroke-width=\"2\" points=\"" << pts << "\"/>\n"
          << bars.str() << markers.str() << "</g>\n";
     }
 

@@ -47,8 +47,15 @@ template <class R>
 json record_json(const std::vector<schema::Field<R>>& fields, const R& r, const schema::Context& c) {
   json out = json::object();
   for (const auto& v : schema::shown_record(fields, r, c)) {
+    if (v.optional && schema::all_null(v.values)) continue;
     if (!v.list) {
       out[v.key] = schema::to_json(v.values.front());
+      continue;
+    }
+    if (v.object) {
+      json obj = json::object();
+      for (std::size_t i = 0; i < v.values.size(); ++i) obj[v.names[i]] = schema::to_json(v.values[i]);
+      out[v.key] = obj;
       continue;
     }
     json list = json::array();
@@ -130,17 +137,57 @@ json run_json(const models::Scenario& sc, const RunInfo& info, const std::vector
               {"points", points}};
 }
 
+json uncertainty_json(const models::Scenario& sc, int samples) {
+  json ranges = json::array();
+  for (const auto& r : sc.ranges) {
+    const double per = r.time ? 1e6 : 1;  // picoseconds per microsecond
+    ranges.push_back(json{{"name", r.name},
+                          {"unit", r.time ? "us" : ""},
+                          {"estimate", r.estimate / per},
+                          {"low", r.lo / per},
+                          {"high", r.hi / per},
+                          {"why", r.why.empty() ? json(nullptr) : json(r.why)}});
+  }
+  return json{{"samples", samples}, {"ranges", ranges}};
+}
+
+json sensitivity_json(const CurvePoint& cp) {
+  json out = json::array();
+  for (const auto& [name, rho] : cp.sensitivity) out.push_back(json{{"constant", name}, {"rho", rho}});
+  return out;
+}
+
+void print_sensitivity(std::ostream& os, const std::vector<CurvePoint>& curve, std::size_t top) {
+  os << "\nwhat moves each point most (Spearman rho of the constant's samples with the rate, top " << top << "):\n";
+  for (const auto& cp : curve) {
+    os << "  " << series(cp) << " @ " << cp.cpus << ":";
+    char buf[32];
+    for (std::size_t i = 0; i < cp.sensitivity.size() && i < top; ++i) {
+      std::snprintf(buf, sizeof buf, "%+.2f", cp.sensitivity[i].second);
+      os << (i ? ", " : " ") << cp.sensitivity[i].first << " " << buf;
+    }
+    os << "\n";
+  }
+}
+
 void print_curve_table(std::ostream& os, const std::vector<CurvePoint>& curve) {
   std::string current;
   const auto one = one_cpu_rates(curve);
-  char line[160];
+  // --uncertainty adds the 80% band; a run without it prints as before.
+  const bool banded = std::any_of(curve.begin(), curve.end(), [](const CurvePoint& cp) { return !std::isnan(cp.band_p10); });
+  char line[200];
   for (const auto& cp : curve) {
     if (series(cp) != current) {
       current = series(cp);
       os << "\nstrategy " << current << (one.count(current) ? "" : " (no 1-CPU point: no speedup)") << "\n";
-      std::snprintf(line, sizeof line, "%6s %14s %10s %25s %9s %11s\n", "cpus", "ops/s", "stddev", "95% CI", "speedup",
+      std::snprintf(line, sizeof line, "%6s %14s %10s %25s %9s %11s", "cpus", "ops/s", "stddev", "95% CI", "speedup",
                     "efficiency");
       os << line;
+      if (banded) {
+        std::snprintf(line, sizeof line, " %25s", "p10-p90");
+        os << line;
+      }
+      os << "\n";
     }
     const std::optional<double> speedup = speedup_of(one, cp);
     char sp[32] = "-", eff[32] = "-", sd[32] = "-", ci[64] = "-";
@@ -152,8 +199,15 @@ void print_curve_table(std::ostream& os, const std::vector<CurvePoint>& curve) {
     const int n = static_cast<int>(cp.reps.size());
     if (const auto pct = stddev_pct(cp.ops_per_sec, cp.stddev, n)) std::snprintf(sd, sizeof sd, "%.2f%%", *pct);
     if (const auto c = ci95(cp.ops_per_sec, cp.stddev, n)) std::snprintf(ci, sizeof ci, "%.0f..%.0f", c->first, c->second);
-    std::snprintf(line, sizeof line, "%6d %14.0f %10s %25s %9s %11s\n", cp.cpus, cp.ops_per_sec, sd, ci, sp, eff);
+    std::snprintf(line, sizeof line, "%6d %14.0f %10s %25s %9s %11s", cp.cpus, cp.ops_per_sec, sd, ci, sp, eff);
     os << line;
+    if (banded) {
+      char band[64] = "-";
+      if (!std::isnan(cp.band_p10)) std::snprintf(band, sizeof band, "%.0f..%.0f", cp.band_p10, cp.band_p90);
+      std::snprintf(line, sizeof line, " %25s", band);
+      os << line;
+    }
+    os << "\n";
     // With roles: each role's ops/s (mean over the replications) and tasks.
     if (!cp.reps.empty() && !cp.reps.front().roles.empty()) {
       std::string roles = "       roles:";

@@ -30,6 +30,12 @@ nlohmann::json stats_json(const models::PointResult& p, std::optional<std::size_
 
 // ops/s, stddev (% of the mean), the 95% CI (Student t; "-" for both with
 // one replication), speedup over the curve's 1-CPU rate, efficiency.
+// --uncertainty: {"samples": N, "ranges": [{"name", "unit", "estimate", "low", "high", "why"}]} (times in us).
+nlohmann::json uncertainty_json(const models::Scenario& sc, int samples);
+// --uncertainty-report: a point's ranges by |Spearman rho| with its rate: [{"constant", "rho"}].
+nlohmann::json sensitivity_json(const models::CurvePoint& cp);
+// The `top` constants that move each point most, under the curve table.
+void print_sensitivity(std::ostream& os, const std::vector<models::CurvePoint>& curve, std::size_t top);
 void print_curve_table(std::ostream& os, const std::vector<models::CurvePoint>& curve);
 // ops/s against CPUs (log2 axis), one letter per strategy.
 void print_chart(std::ostream& os, const std::vector<models::CurvePoint>& curve, int width = 64, int height = 18);

@@ -102,6 +102,9 @@ double mean_us(sim::Duration total, std::uint64_t n) {
 }
 
 Value opt(const std::optional<double>& v) { return v ? Value{*v} : Value{}; }
+// A band percentile: NaN (not sampled) is null.
+Value band_value(double v) { return std::isnan(v) ? Value{} : Value{v}; }
+double band_of(const Value& v) { return std::holds_alternative<std::monostate>(v) ? std::nan("") : as_real(v); }
 int reps_of(const CurvePoint& cp) { return static_cast<int>(cp.reps.size()); }
 std::optional<report::Bottleneck> bottleneck_of(const CurvePoint& cp) {
   return cp.reps.empty() ? std::nullopt : report::find_bottleneck(cp.reps);
@@ -374,6 +377,18 @@ const CurveFields& curve() {
           {"bottleneck_margin", Type::kReal, "fraction", "the bottleneck's share minus the second's (null: no bottleneck)",
            [](const R& r, const Context&) -> Value { const auto b = bottleneck_of(r); return b ? Value{b->margin} : Value{}; },
            nullptr, nullptr, true, nullptr, false},
+          // --uncertainty N (models/experiment/uncertainty.h): JSON and Python
+          // "band": {"p10", "p50", "p90"}, absent without sampling.
+          {"band_p10", Type::kReal, "ops/s",
+           "--uncertainty: 10th percentile of the rate over the samples of the ranges (null: not sampled)",
+           [](const R& r, const Context&) -> Value { return band_value(r.band_p10); },
+           [](R& r, const Value& v) { r.band_p10 = band_of(v); }, nullptr, true, "band", true, true, true},
+          {"band_p50", Type::kReal, "ops/s", "--uncertainty: median rate over the samples (null: not sampled)",
+           [](const R& r, const Context&) -> Value { return band_value(r.band_p50); },
+           [](R& r, const Value& v) { r.band_p50 = band_of(v); }, nullptr, true, "band", true, true, true},
+          {"band_p90", Type::kReal, "ops/s", "--uncertainty: 90th percentile of the rate over the samples (null: not sampled)",
+           [](const R& r, const Context&) -> Value { return band_value(r.band_p90); },
+           [](R& r, const Value& v) { r.band_p90 = band_of(v); }, nullptr, true, "band", true, true, true},
       }};
   return t;
 }
@@ -456,11 +471,13 @@ nlohmann::json pack(const models::PointResult& p) {
     for (const auto* r : rows_of(t, p)) rows.push_back(pack_record(t.fields, *r, c));
     tables[t.sql] = std::move(rows);
   });
-  return {{"strategy", p.spec.strategy},       {"variant", p.spec.variant},
-          {"cpus", p.spec.cpus},               {"rep", p.spec.rep},
-          {"free_locks", p.spec.free_locks},   {"private_lines", p.spec.private_lines},
-          {"point", pack_record(points().fields, p, c)}, {"tables", std::move(tables)},
-          {"task_ops", p.task_ops}};
+  nlohmann::json out = {{"strategy", p.spec.strategy},       {"variant", p.spec.variant},
+                        {"cpus", p.spec.cpus},               {"rep", p.spec.rep},
+                        {"free_locks", p.spec.free_locks},   {"private_lines", p.spec.private_lines},
+                        {"point", pack_record(points().fields, p, c)}, {"tables", std::move(tables)},
+                        {"task_ops", p.task_ops}};
+  if (p.spec.sample >= 0) out["sample"] = p.spec.sample;
+  return out;
 }
 
 models::PointResult unpack(const nlohmann::json& j) {
@@ -472,6 +489,7 @@ models::PointResult unpack(const nlohmann::json& j) {
     p.spec.rep = j.at("rep").get<int>();
     p.spec.free_locks = j.at("free_locks").get<std::vector<std::string>>();
     p.spec.private_lines = j.at("private_lines").get<std::vector<std::string>>();
+    p.spec.sample = j.value("sample", -1);
     unpack_record(points().fields, j.at("point"), p);
     for_each_stats_table([&](const auto& t) {
       for (const auto& row : j.at("tables").at(t.sql)) unpack_record(t.fields, row, new_row(t, p));

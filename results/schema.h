@@ -57,6 +57,12 @@ struct Field {
   // every element is null; SQLite keeps a column each.
   const char* group = nullptr;
   bool shown = true;  // false: SQLite only (JSON and Python show it in another form, e.g. the bottleneck object)
+  // A group shown as an object keyed by what follows the group's name
+  // (band_p10 -> "band": {"p10": ...}) rather than a list.
+  bool object = false;
+  // Left out of JSON and Python when null: a field only some runs have
+  // (--uncertainty's band), so that the others' documents stay as they were.
+  bool optional = false;
 };
 
 // JSON/Python key and SQLite column of a field.
@@ -154,6 +160,9 @@ struct ShownValue {
   std::string key;
   std::vector<Value> values;  // one, or a group's elements
   bool list = false;
+  bool object = false;             // a group as {name: value}: names[i] of values[i]
+  std::vector<std::string> names;  // of an object group's elements
+  bool optional = false;           // left out when every value is null
 };
 template <class R>
 Value shown(const Field<R>& f, const R& r, const Context& c);
@@ -162,11 +171,14 @@ std::vector<ShownValue> shown_record(const std::vector<Field<R>>& fields, const 
   std::vector<ShownValue> out;
   for (const auto& f : fields) {
     if (!f.shown) continue;
+    const std::string member = f.group ? key_of(f).substr(std::min(key_of(f).size(), std::string(f.group).size() + 1)) : "";
     if (f.group && !out.empty() && out.back().list && out.back().key == f.group) {
       out.back().values.push_back(shown(f, r, c));
+      out.back().names.push_back(member);
       continue;
     }
-    out.push_back(ShownValue{f.group ? f.group : key_of(f), {shown(f, r, c)}, f.group != nullptr});
+    out.push_back(ShownValue{f.group ? f.group : key_of(f), {shown(f, r, c)}, f.group != nullptr, f.object, {member},
+                             f.optional});
   }
   return out;
 }

@@ -296,6 +296,12 @@ CREATE TABLE role_stats (
   ops_per_sec REAL NOT NULL
 );
 )sql",
+    // 11: --uncertainty's band of a curve point (NULL: not sampled).
+    R"sql(
+ALTER TABLE curve ADD COLUMN band_p10 REAL;
+ALTER TABLE curve ADD COLUMN band_p50 REAL;
+ALTER TABLE curve ADD COLUMN band_p90 REAL;
+)sql",
 };
 
 constexpr int kMigrationCount = sizeof(kMigrations) / sizeof(kMigrations[0]);

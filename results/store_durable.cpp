@@ -55,7 +55,8 @@ std::vector<models::CurvePoint> Store::load_curve(std::int64_t run_id) {
   {
     const auto& cf = schema::curve();
     std::string cols = "strategy, variant, cpus";
-    for (const auto& f : cf.fields) cols += ", " + schema::column_of(f);
+    for (const auto& f : cf.fields)  // the columns read_record reads: the stored fields it can set
+      if (f.stored && f.set) cols += ", " + schema::column_of(f);
     Sql q(db_, ("SELECT " + cols + " FROM " + cf.sql + " WHERE run_id=? ORDER BY rowid").c_str());
     q.bind(1, run_id);
     while (q.step()) {

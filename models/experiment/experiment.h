@@ -42,6 +42,7 @@ struct SweepSpec {
   std::uint64_t seed = 1;
   unsigned jobs = 0;                    // 0: all hardware threads
   WhatIfs what_ifs;                     // checked against the strategies run
+  int uncertainty = 0;                  // samples of the ranges per point (models/experiment/uncertainty.h); 0: none
 };
 
 // Seed of replication `rep` of a run seeded `seed`.
@@ -112,6 +113,11 @@ struct SweepControl {
 // finished(curve point) before using a curve point.
 std::vector<CurvePoint> run_sweep(const Scenario& scenario, const SweepSpec& spec, const ProgressFn& progress,
                                   const SweepControl& control);
+
+// The scenario of sample `i` of `n` of the ranges (seeded `seed`), as a
+// sweep with `uncertainty: n` runs it: what a worker builds to run a
+// (sample, point) job.
+Scenario sampled_scenario(const Scenario& scenario, int n, std::uint64_t seed, int i);
 
 // Mean, standard deviation and events of a curve point from its reps.
 void summarize(CurvePoint& cp);

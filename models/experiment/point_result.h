@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -86,6 +88,9 @@ struct PointSpec {
   // task) in a copy of the strategy. Names must exist in the strategy.
   std::vector<std::string> free_locks{};
   std::vector<std::string> private_lines{};
+  // --uncertainty: the sample of the ranges this run of replication 0
+  // used (a job of sampled_scenario(..., sample)); -1: the scenario as loaded.
+  int sample = -1;
 };
 struct PointResult {
   PointSpec spec;
@@ -117,6 +122,15 @@ struct CurvePoint {
   double stddev = 0;       // sample standard deviation over replications
   std::uint64_t events = 0;  // summed over replications
   std::vector<PointResult> reps;
+  // --uncertainty N (models/experiment/uncertainty.h): each sample's rate,
+  // in sample order; their 10th, 50th, 90th percentiles (NaN: not
+  // sampled); each range's Spearman correlation with the rate, |rho|
+  // largest first.
+  std::vector<double> sample_rates;
+  double band_p10 = std::numeric_limits<double>::quiet_NaN();
+  double band_p50 = std::numeric_limits<double>::quiet_NaN();
+  double band_p90 = std::numeric_limits<double>::quiet_NaN();
+  std::vector<std::pair<std::string, double>> sensitivity;
 };
 
 }  // namespace vfssim::models

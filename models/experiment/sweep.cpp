@@ -12,6 +12,7 @@
 #include "models/codepath/program.h"
 #include "models/experiment/experiment.h"
 #include "models/experiment/point_run.h"
+#include "models/experiment/uncertainty.h"
 #include "sim/parallel.h"
 
 namespace vfssim::models {
@@ -85,7 +86,19 @@ bool finished(const CurvePoint& cp) {
   if (cp.reps.empty()) return false;
   for (const auto& r : cp.reps)
     if (!finished(r)) return false;
+  for (double x : cp.sample_rates)  // a sample not run (or stopped by its budget)
+    if (std::isnan(x)) return false;
   return true;
+}
+
+Scenario sampled_scenario(const Scenario& scenario, int n, std::uint64_t seed, int i) {
+  const std::vector<RangeSample> samples = draw_samples(scenario, n, seed);
+  try {
+    return sample_scenario(scenario, samples.at(static_cast<std::size_t>(i)));
+  } catch (const ScenarioError& e) {  // the ranges are each valid; two of them drawn together may not be
+    throw ScenarioError(e.mark(), "sample " + std::to_string(i) + " of " + std::to_string(n) + " of the ranges: " + e.problem(),
+                        e.expected() + " (narrow the ranges so that every value in them is valid together)");
+  }
 }
 
 void summarize(CurvePoint& cp) {
@@ -205,15 +218,29 @@ std::vector<CurvePoint> run_sweep(const Scenario& scenario, const SweepSpec& spe
   SweepPlan plan = plan_sweep(scenario, spec);
   std::vector<CurvePoint>& curve = plan.curve;
   const int reps = plan.reps;
+  // --uncertainty: job plan.points.size() + c * n + i runs curve point c's
+  // replication 0 on sample i.
+  const int n = spec.uncertainty;
+  if (n < 0 || n > kMaxUncertaintySamples)
+    throw std::invalid_argument("--uncertainty must be from 0 to " + std::to_string(kMaxUncertaintySamples));
+  std::vector<RangeSample> samples;
+  std::vector<Scenario> sampled;
+  if (n > 0) {
+    samples = draw_samples(scenario, n, spec.seed);
+    for (int i = 0; i < n; ++i) sampled.push_back(sampled_scenario(scenario, n, spec.seed, i));
+  }
+  const std::size_t sample_base = plan.points.size();
 
-  std::vector<std::size_t> todo;  // indices into plan.points
-  std::vector<int> left(curve.size(), reps);
+  std::vector<std::size_t> todo;  // indices into plan.points, then sample jobs
+  std::vector<int> left(curve.size(), reps + n);
   for (std::size_t c = 0; c < curve.size(); ++c) {
     if (control.preload && control.preload(curve[c])) {
       left[c] = 0;
       continue;
     }
     for (int r = 0; r < reps; ++r) todo.push_back(c * reps + r);
+    curve[c].sample_rates.assign(n, std::nan(""));  // a preloaded point keeps the band it was stored with
+    for (int i = 0; i < n; ++i) todo.push_back(sample_base + c * n + i);
   }
 
   std::mutex mutex;  // guards curve, left, done and the callbacks
@@ -224,24 +251,37 @@ std::vector<CurvePoint> run_sweep(const Scenario& scenario, const SweepSpec& spe
       todo.size(), spec.jobs == 0 ? sim::default_jobs() : spec.jobs,
       [&](std::size_t k) {
         const std::size_t i = todo[k];
-        if (control.on_start) control.on_start(plan.points[i]);
-        PointResult res = run_point(scenario, plan.points[i], limits);
+        const bool is_sample = i >= sample_base;
+        const std::size_t c = is_sample ? (i - sample_base) / n : i / reps;
+        const int sample = is_sample ? static_cast<int>((i - sample_base) % n) : -1;
+        const PointSpec& ps = is_sample ? plan.points[c * reps] : plan.points[i];
+        if (control.on_start) control.on_start(ps);
+        PointResult res = run_point(is_sample ? sampled[sample] : scenario, ps, limits);
         const bool ok = finished(res);
         // A point that ran out of its budget is a sign for the rest: stop
         // launching (points already running finish or hit their own).
         if (!ok && (!control.limits.cancelled || !control.limits.cancelled())) out_of_budget = true;
         std::lock_guard<std::mutex> lk(mutex);
-        CurvePoint& cp = curve[i / reps];
-        cp.reps[i % reps] = std::move(res);
-        if (progress) progress(++done, todo.size(), cp.reps[i % reps]);
-        if (--left[i / reps] == 0 && finished(cp)) {
+        CurvePoint& cp = curve[c];
+        if (is_sample) {
+          if (ok) cp.sample_rates[sample] = res.ops_per_sec;
+          if (progress) progress(++done, todo.size(), res);
+        } else {
+          cp.reps[i % reps] = std::move(res);
+          if (progress) progress(++done, todo.size(), cp.reps[i % reps]);
+        }
+        if (--left[c] == 0 && finished(cp)) {
           summarize(cp);
+          summarize_samples(cp, scenario.ranges, samples);
           if (control.on_curve_point) control.on_curve_point(cp);
         }
       },
       [&] { return out_of_budget.load() || (control.limits.cancelled && control.limits.cancelled()); });
 
-  for (std::size_t c = 0; c < curve.size(); ++c) summarize(curve[c]);
+  for (std::size_t c = 0; c < curve.size(); ++c) {
+    summarize(curve[c]);
+    if (finished(curve[c])) summarize_samples(curve[c], scenario.ranges, samples);
+  }
   return curve;
 }
 

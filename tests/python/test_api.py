@@ -277,7 +277,7 @@ def test_sweep_shape_and_tables():
     with pytest.raises(KeyError):
         sw.point("baseline", 64)
     # The spread of the 2 replications: stddev_pct and the Student-t interval (t(0.975, 1) = 12.706).
-    assert list(curve.columns[8:]) == ["us_per_op", "stddev_pct", "ci95_lo", "ci95_hi"]
+    assert list(curve.columns[8:]) == ["us_per_op", "stddev_pct", "ci95_lo", "ci95_hi", "band_p10", "band_p50", "band_p90"]
     for _, row in curve.iterrows():
         half = 12.7062047 * row["stddev"] / 2 ** 0.5
         assert row["ci95_lo"] == pytest.approx(row["ops_per_sec"] - half)

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "models/experiment/experiment.h"
+#include "models/experiment/uncertainty.h"
 #include "models/scenario/scenario.h"
 
 using namespace vfssim;
@@ -147,4 +148,93 @@ TEST_CASE("bad ranges are refused with FILE:LINE:COL") {
             .find("r.yaml:15:10: tasks has a range, and is not a time or a number") == 0);
   CHECK(error_of(replace(kRanged, t, "{estimate: 90ns, range: [60ns, 170ns], units: ns}")).find("unknown key 'units'") !=
         std::string::npos);
+}
+
+TEST_CASE("a Latin hypercube puts each constant's N samples one in each of N strata, the same for a seed") {
+  const std::vector<std::string> names{"a", "b", "c"};
+  for (int n : {1, 7, 64}) {
+    const auto u = latin_hypercube(n, names, 5);
+    REQUIRE(u.size() == static_cast<std::size_t>(n));
+    for (std::size_t k = 0; k < names.size(); ++k) {
+      std::vector<int> hits(n, 0);
+      for (const auto& row : u) {
+        CHECK(row[k] >= 0.0);
+        CHECK(row[k] < 1.0);
+        ++hits[static_cast<int>(row[k] * n)];
+      }
+      for (int h : hits) CHECK(h == 1);
+    }
+  }
+  CHECK(latin_hypercube(16, names, 5) == latin_hypercube(16, names, 5));
+  CHECK(latin_hypercube(16, names, 5) != latin_hypercube(16, names, 6));
+  // A constant's draws are its own: another name beside it does not move them.
+  const auto alone = latin_hypercube(16, {"b"}, 5);
+  const auto with = latin_hypercube(16, names, 5);
+  for (int i = 0; i < 16; ++i) CHECK(alone[i][0] == with[i][1]);
+}
+
+TEST_CASE("a range maps uniformly, or log-uniformly past a factor of 3") {
+  Range r{"x", false, 2, 1, 3, "", {}};
+  CHECK(range_value_at(r, 0.5) == doctest::Approx(2));
+  r.hi = 100;
+  CHECK(range_value_at(r, 0.5) == doctest::Approx(10));  // geometric midpoint of [1, 100]
+  CHECK(range_value_at(r, 0.0) == doctest::Approx(1));
+}
+
+TEST_CASE("Spearman's rho on constructed cases, and the percentiles") {
+  CHECK(spearman({1, 2, 3, 4, 5}, {10, 20, 30, 40, 50}) == doctest::Approx(1));
+  CHECK(spearman({1, 2, 3, 4, 5}, {5, 1, 0.5, 0.2, 0.1}) == doctest::Approx(-1));
+  CHECK(spearman({1, 2, 3, 4, 5}, {1, 4, 9, 16, 1000}) == doctest::Approx(1));  // monotone, not linear
+  // rho = 1 - 6 sum d^2 / (n (n^2 - 1)) without ties: ranks (1,2,3,4) against (2,1,4,3): d^2 = 4.
+  CHECK(spearman({1, 2, 3, 4}, {2, 1, 4, 3}) == doctest::Approx(1 - 6.0 * 4 / (4 * 15)));
+  CHECK(spearman({1, 1, 1}, {1, 2, 3}) == 0);
+  CHECK(quantile({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, 0.1) == doctest::Approx(2));
+  CHECK(quantile({1, 2}, 0.5) == doctest::Approx(1.5));
+}
+
+namespace {
+
+std::vector<CurvePoint> banded(const std::string& text, int n, unsigned jobs) {
+  const Scenario sc = load_scenario_string(text, "u.yaml");
+  SweepSpec spec;
+  spec.cpus = {1, 4};
+  spec.strategies = {"base"};
+  spec.uncertainty = n;
+  spec.jobs = jobs;
+  spec.seed = 3;
+  return run_sweep(sc, spec);
+}
+
+}  // namespace
+
+TEST_CASE("bands: the same whatever --jobs, zero width for lo == hi, wider for a wider range") {
+  const auto a = banded(kRanged, 8, 1), b = banded(kRanged, 8, 2);
+  REQUIRE(a.size() == 2);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i].sample_rates == b[i].sample_rates);
+    CHECK(a[i].band_p10 == b[i].band_p10);
+    CHECK(a[i].sensitivity == b[i].sensitivity);
+    CHECK(a[i].band_p10 <= a[i].band_p50);
+    CHECK(a[i].band_p50 <= a[i].band_p90);
+    CHECK(a[i].band_p10 < a[i].band_p90);
+  }
+  // Only think has a range, of zero width: every sample is the plain run.
+  std::string one = replace(kRanged, R"({estimate: 90ns, range: [60ns, 170ns], why: "no measurement"})", "90ns");
+  one = replace(one, "10ns ± 2ns", "10ns");
+  one = replace(one, "{estimate: 0.25, range: [0.1, 0.5]}", "0.25");
+  one = replace(one, "{estimate: 2us, range: [1us, 4us]}", "2us");
+  const auto zero = banded(replace(one, "1us +- 500ns", "{estimate: 1us, range: [1us, 1us]}"), 6, 2);
+  for (const auto& cp : zero) {
+    CHECK(cp.band_p10 == cp.ops_per_sec);
+    CHECK(cp.band_p90 == cp.ops_per_sec);
+  }
+  const auto narrow = banded(replace(one, "1us +- 500ns", "1us ± 100ns"), 16, 2);
+  const auto wide = banded(replace(one, "1us +- 500ns", "1us ± 500ns"), 16, 2);
+  for (std::size_t i = 0; i < narrow.size(); ++i) {
+    CHECK(narrow[i].band_p90 - narrow[i].band_p10 > 0);
+    CHECK(wide[i].band_p90 - wide[i].band_p10 > 1.5 * (narrow[i].band_p90 - narrow[i].band_p10));
+    // The think time is what moves the rate, downwards.
+    CHECK(wide[i].sensitivity.front().first == "params.think");
+    CHECK(wide[i].sensitivity.front().second < -0.7);
+  }
 }

@@ -47,6 +47,10 @@ def main(argv=None):
     run.add_argument("--variant", type=lambda t: _list(t, "variants"), default=[])
     run.add_argument("--seed", type=int, default=1)
     run.add_argument("--reps", type=int, default=1)
+    run.add_argument("--uncertainty", type=int, default=0, metavar="N",
+                     help="N Latin-hypercube samples of the ranges: a band per point (docs/uncertainty.md)")
+    run.add_argument("--uncertainty-report", action="store_true",
+                     help="with --uncertainty: each point's constants by Spearman rho")
     where = run.add_mutually_exclusive_group(required=True)
     where.add_argument("--dask", metavar="ADDRESS", help="a running dask-scheduler, e.g. tcp://host:8786")
     where.add_argument("--processes", type=int, metavar="N", help="N local worker processes instead")
@@ -56,6 +60,10 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.reps < 1:
         ap.error("--reps must be at least 1")
+    if args.uncertainty < 0:
+        ap.error("--uncertainty must be at least 0")
+    if args.uncertainty_report and not args.uncertainty:
+        ap.error("--uncertainty-report needs --uncertainty N")
     if args.processes is not None and args.processes < 1:
         ap.error("--processes must be at least 1")
     try:
@@ -71,7 +79,8 @@ def main(argv=None):
         try:
             with executor:
                 text = sweep_document(sc.native, args.strategy, variants, args.cpus, args.reps, args.seed, executor,
-                                      callback, args.json_profile_top, indent=2)
+                                      callback, args.json_profile_top, indent=2, uncertainty=args.uncertainty,
+                                      sensitivity=args.uncertainty_report)
         finally:
             close()
     except ScenarioError as e:

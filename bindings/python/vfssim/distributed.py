@@ -38,18 +38,20 @@ def _lost_worker_errors():
 LOST_WORKER_ERRORS = _lost_worker_errors()
 
 
-def _run_point_task(native, point, seed):
-    """On a worker: one point, one thread (the worker's own threads run several at once)."""
-    (result,) = _vfssim.run_points(native, [point], int(seed), 1)
+def _run_point_task(native, point, seed, uncertainty=0):
+    """On a worker: one point, one thread (the worker's own threads run several at once). A job of
+    an uncertainty sweep (a 7th element, its sample) builds that sample's scenario from the
+    scenario's ranges, seed and `uncertainty` as the local sweep does."""
+    (result,) = _vfssim.run_points(native, [point], int(seed), 1, uncertainty=int(uncertainty))
     return result["native"]
 
 
-def run_points(native, points, seed, executor, progress=None, retries=3):
-    """Runs `points` ([(strategy, variant, cpus, rep, free_locks, private_lines)], as
+def run_points(native, points, seed, executor, progress=None, retries=3, uncertainty=0):
+    """Runs `points` ([(strategy, variant, cpus, rep, free_locks, private_lines[, sample])], as
     _vfssim.run_points takes them) on `executor`; returns their NativePoints in order.
     progress(done, total, info) is called here as points finish."""
     points = [tuple(p) for p in points]
-    futures = [executor.submit(_run_point_task, native, p, seed) for p in points]
+    futures = [executor.submit(_run_point_task, native, p, seed, uncertainty) for p in points]
     attempts = [0] * len(points)
     results = [None] * len(points)
     pending = set(range(len(points)))
@@ -67,7 +69,7 @@ def run_points(native, points, seed, executor, progress=None, retries=3):
                     attempts[i] += 1
                     if attempts[i] > retries:
                         raise
-                    futures[i] = executor.submit(_run_point_task, native, points[i], seed)
+                    futures[i] = executor.submit(_run_point_task, native, points[i], seed, uncertainty)
                     continue
                 pending.discard(i)
                 done += 1
@@ -82,22 +84,26 @@ def run_points(native, points, seed, executor, progress=None, retries=3):
     return results
 
 
-def _plan(native, strategies, variants, cpus, reps, seed):
-    return _vfssim.sweep_plan(native, list(strategies), list(variants), [int(c) for c in cpus], int(reps), int(seed))
+def _plan(native, strategies, variants, cpus, reps, seed, uncertainty):
+    return _vfssim.sweep_plan(native, list(strategies), list(variants), [int(c) for c in cpus], int(reps), int(seed),
+                              uncertainty=int(uncertainty))
 
 
-def sweep_curve(native, strategies, variants, cpus, reps, seed, executor, progress=None):
-    """What _vfssim.sweep returns (one dict per curve point), with the points run on `executor`."""
-    points = _plan(native, strategies, variants, cpus, reps, seed)
-    results = run_points(native, points, seed, executor, progress)
+def sweep_curve(native, strategies, variants, cpus, reps, seed, executor, progress=None, uncertainty=0):
+    """What _vfssim.sweep returns (one dict per curve point), with the points run on `executor`
+    (with uncertainty=N, each point's N sample jobs too: a sample x point is one task)."""
+    points = _plan(native, strategies, variants, cpus, reps, seed, uncertainty)
+    results = run_points(native, points, seed, executor, progress, uncertainty=uncertainty)
     return _vfssim.assemble_sweep(native, list(strategies), list(variants), [int(c) for c in cpus], int(reps),
-                                  int(seed), results)
+                                  int(seed), results, uncertainty=int(uncertainty))
 
 
 def sweep_document(native, strategies, variants, cpus, reps, seed, executor, progress=None, profile_top=None,
-                   indent=-1):
-    """The `vfssim run --json` document (text) of a sweep run on `executor`."""
-    points = _plan(native, strategies, variants, cpus, reps, seed)
-    results = run_points(native, points, seed, executor, progress)
+                   indent=-1, uncertainty=0, sensitivity=False):
+    """The `vfssim run --json` document (text) of a sweep run on `executor` (sensitivity: as
+    --uncertainty-report)."""
+    points = _plan(native, strategies, variants, cpus, reps, seed, uncertainty)
+    results = run_points(native, points, seed, executor, progress, uncertainty=uncertainty)
     return _vfssim.assemble_sweep(native, list(strategies), list(variants), [int(c) for c in cpus], int(reps),
-                                  int(seed), results, document=True, profile_top=profile_top, indent=indent)
+                                  int(seed), results, document=True, profile_top=profile_top, indent=indent,
+                                  uncertainty=int(uncertainty), sensitivity=bool(sensitivity))

@@ -18,13 +18,16 @@ def columns(table):
 
 # The curve DataFrame (new columns appended: scripts may index the old ones by position); ci95
 # ([lo, hi] in the dicts) as two columns.
+# band ({p10, p50, p90} with --uncertainty, absent without) as band_p10 / band_p50 / band_p90.
 CURVE_COLUMNS = ["strategy", "variant", "cpus", "ops_per_sec", "stddev", "speedup", "efficiency", "events",
-                 "us_per_op", "stddev_pct", "ci95_lo", "ci95_hi"]
+                 "us_per_op", "stddev_pct", "ci95_lo", "ci95_hi", "band_p10", "band_p50", "band_p90"]
 
 
 def _curve_row(c):
     lo, hi = c["ci95"] if c["ci95"] is not None else (None, None)
-    return {**{k: c[k] for k in CURVE_COLUMNS if k in c}, "ci95_lo": lo, "ci95_hi": hi}
+    band = c.get("band") or {}
+    return {**{k: c[k] for k in CURVE_COLUMNS if k in c}, "ci95_lo": lo, "ci95_hi": hi,
+            **{"band_" + q: band.get(q) for q in ("p10", "p50", "p90")}}
 
 
 def _pd():
@@ -60,6 +63,9 @@ class PointResult:
     def __init__(self, data, native=None):
         self._native = native if native is not None else data.pop("native", None)
         self._d = data
+        # With Scenario.sweep(uncertainty=N), Sweep.point() sets the curve point's band
+        # ({"p10", "p50", "p90"} of ops/s over the samples of the ranges); else None.
+        self.band = None
 
     def to_dict(self):
         """The underlying dict (as the engine returned it)."""
@@ -220,9 +226,20 @@ class Sweep:
                            f"(strategies {self.strategies}, variants {self.variants}, cpus {self.cpus})") from None
 
     def point(self, strategy, cpus, variant="default", rep=0):
-        """The PointResult of replication `rep` of strategy/variant at `cpus`."""
+        """The PointResult of replication `rep` of strategy/variant at `cpus` (its `band`: the curve
+        point's, with uncertainty=N)."""
         cp = self._cp(strategy, cpus, variant)
-        return PointResult(cp["reps"][rep], self._natives[(strategy, variant, int(cpus))][rep])
+        p = PointResult(cp["reps"][rep], self._natives[(strategy, variant, int(cpus))][rep])
+        p.band = cp.get("band")
+        return p
+
+    def band(self, strategy, cpus, variant="default"):
+        """With uncertainty=N: the point's {"p10", "p50", "p90"} of ops/s over the samples; else None."""
+        return self._cp(strategy, cpus, variant).get("band")
+
+    def sensitivity(self, strategy, cpus, variant="default"):
+        """With uncertainty=N: [{"constant", "rho"}], |Spearman rho| with the point's rate largest first."""
+        return self._cp(strategy, cpus, variant).get("sensitivity")
 
     def points(self, strategy, cpus, variant="default"):
         """Every replication of a curve point, as PointResults."""

@@ -525,7 +525,8 @@ class Scenario:
             return self.variants if variants == "all" else [variants]
         return list(variants)
 
-    def sweep(self, strategies=None, cpus=None, variants=None, reps=1, seed=1, jobs=0, progress=True, executor=None):
+    def sweep(self, strategies=None, cpus=None, variants=None, reps=1, seed=1, jobs=0, progress=True, executor=None,
+              uncertainty=0):
         """Runs every strategy x variant x CPU count x replication, in parallel on `jobs` workers
         (0: all cores) with the GIL released, and returns a Sweep.
 
@@ -537,7 +538,10 @@ class Scenario:
         rep, ops_per_sec); an exception it raises (or Ctrl-C) stops the sweep and is raised.
         executor: a concurrent.futures.Executor or a dask.distributed.Client to run the points on
         (one task per point; `jobs` is then unused); the result is byte-identical to a local sweep
-        (vfssim.distributed)."""
+        (vfssim.distributed).
+        uncertainty: N samples of the scenario's ranges (Latin hypercube, seeded by `seed`; as
+        `vfssim run --uncertainty N`): every curve point gets a band {p10, p50, p90} and the
+        ranges' Spearman rho with its rate (Sweep.band, Sweep.sensitivity)."""
         if isinstance(strategies, str):
             strategies = [strategies]
         callback, close = make_progress(progress, self.name)
@@ -548,9 +552,9 @@ class Scenario:
             if executor is not None:
                 from .distributed import sweep_curve
 
-                curve = sweep_curve(self.native, *args, executor, callback)
+                curve = sweep_curve(self.native, *args, executor, callback, uncertainty=int(uncertainty))
             else:
-                curve = _vfssim.sweep(self.native, *args, int(jobs), callback)
+                curve = _vfssim.sweep(self.native, *args, int(jobs), callback, uncertainty=int(uncertainty))
         finally:
             close()
         return Sweep(self, curve, seed=seed, reps=reps, wall_seconds=time.perf_counter() - t0)

@@ -1,0 +1,86 @@
+"""Uncertainty bands (docs/uncertainty.md): the CLI, the Python sweep and a sweep on two local
+processes give the same bands; the SQLite store keeps them; --uncertainty needs ranges."""
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import BUILD, ROOT
+import vfssim
+
+SCENARIO = ROOT / "tests/scenarios/uncertain-files-lock.yaml"
+VFSSIM = str(BUILD / "vfssim")
+ENV = {**os.environ, "PYTHONPATH": str(BUILD / "python")}
+
+
+def cli(*args, db=""):
+    return subprocess.run([VFSSIM, "run", str(SCENARIO), "--db", db, *args], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def test_processes_give_the_cli_document_byte_for_byte():
+    args = ["--uncertainty", "6", "--uncertainty-report", "--seed", "4", "--json"]
+    local = cli(*args, "--jobs", "2")
+    r = subprocess.run([sys.executable, "-m", "vfssim", "run", str(SCENARIO), "--processes", "2", "-q", *args],
+                       capture_output=True, text=True, env=ENV, check=True)
+    assert r.stdout == local
+    doc = json.loads(local)
+    assert doc["uncertainty"]["samples"] == 6 and len(doc["uncertainty"]["ranges"]) == 4
+    for p in doc["points"]:
+        b = p["band"]
+        assert b["p10"] <= b["p50"] <= b["p90"] and b["p10"] < b["p90"]
+        assert len(p["sensitivity"]) == 4 and all(-1 <= s["rho"] <= 1 for s in p["sensitivity"])
+    # Without sampling the document has no band (so existing documents stay as they were).
+    assert "band" not in json.loads(cli("--json"))["points"][0]
+
+
+def test_python_sweep_gives_the_cli_bands():
+    sc = vfssim.Scenario.load(SCENARIO)
+    sw = sc.sweep(uncertainty=6, seed=4, progress=False)
+    doc = json.loads(cli("--uncertainty", "6", "--seed", "4", "--json"))
+    for p in doc["points"]:
+        assert sw.band(p["strategy"], p["cpus"]) == p["band"]
+        assert sw.point(p["strategy"], p["cpus"]).band == p["band"]
+    df = sw.curve
+    assert list(df.columns[-3:]) == ["band_p10", "band_p50", "band_p90"]
+    assert df["band_p10"].tolist() == [p["band"]["p10"] for p in doc["points"]]
+    assert sc.sweep(progress=False).curve["band_p10"].isna().all()
+
+
+def test_bands_are_stored_and_shown(tmp_path):
+    db = str(tmp_path / "u.db")
+    table = cli("--uncertainty", "4", "-q", db=db)
+    assert "p10-p90" in table
+    shown = subprocess.run([VFSSIM, "show", "1", "--db", db], capture_output=True, text=True, check=True).stdout
+    rows = [line for line in table.splitlines() if re.search(r" \d+\.\.\d+$", line)]  # the band column's rows
+    assert rows and all(row in shown for row in rows)
+
+
+def test_uncertainty_needs_ranges_and_a_count(tmp_path):
+    # The test scenario with its ranges' estimates written plainly (its machine inline: presets have ranges).
+    text = SCENARIO.read_text()
+    for ranged, plain in [('{estimate: 100ns, range: [60ns, 170ns], why: "no measurement of this part; the spread of '
+                           '2-socket Xeons"}', "100ns"), ("150ns ± 50ns", "150ns"),
+                          ('{estimate: 1us, range: [500ns, 2us], why: "the private part of open() varies with the path '
+                           'length"}', "1us"),
+                          ('{estimate: 80ns, range: [50ns, 120ns], why: "file_move\'s list insert, cache-hot or not"}',
+                           "80ns")]:
+        assert ranged in text
+        text = text.replace(ranged, plain)
+    plain = tmp_path / "plain.yaml"
+    plain.write_text(text)
+    r = subprocess.run([VFSSIM, "run", str(plain), "--db", "", "--uncertainty", "4"], capture_output=True, text=True)
+    assert r.returncode == 2 and "has no ranges to sample" in r.stderr
+    r = subprocess.run([VFSSIM, "run", str(SCENARIO), "--db", "", "--uncertainty-report"], capture_output=True, text=True)
+    assert r.returncode == 2 and "--uncertainty-report needs --uncertainty N" in r.stderr
+
+
+def test_plot_shades_the_band_of_each_curve(tmp_path):
+    svg = tmp_path / "u.svg"
+    cli("--uncertainty", "4", "-q", "--plot", str(svg))
+    assert svg.read_text().count('class="band"') == 2  # baseline and percpu
+    cli("-q", "--plot", str(svg))
+    assert 'class="band"' not in svg.read_text()
