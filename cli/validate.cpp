@@ -24,6 +24,7 @@
 #include "results/validation.h"
 #include "results/store.h"
 #include "models/experiment/experiment.h"
+#include "models/experiment/uncertainty.h"
 #include "models/scenario/scenario.h"
 #include "sim/parallel.h"
 
@@ -79,6 +80,74 @@ std::string format_cell(const models::Expectation& e, double v, double high, int
   return (e.bound == "at_least" ? ">=" : e.bound == "at_most" ? "<=" : "") + format_figure_value(e, v);
 }
 
+// The 80% band of each figure's prediction over `n` samples of the
+// scenarios' ranges (docs/uncertainty.md, Calibration): every point the
+// figures read runs once per sample (replication 0's seed, as run
+// --uncertainty does), each sample is scored as a whole validation, and a
+// figure's band is the 10th-90th percentile of its `predicted`. A scenario
+// without ranges runs its points once: its samples are all the plain run.
+struct FigureBand {
+  double p10 = 0, p50 = 0, p90 = 0;
+};
+
+std::vector<FigureBand> figure_bands(const Validation& validation, const std::vector<models::Scenario>& scenarios,
+                                     int n, std::uint64_t seed, unsigned jobs, const models::PointLimits& limits,
+                                     const std::vector<std::vector<models::PointResult>>& plain, std::size_t& refused) {
+  // A sample the loader refuses (independent ranges can invert a machine's
+  // ordering: a level's transfer below its inner level's) is skipped: the
+  // first n valid ones of a 4n-row hypercube are kept, which loosens its
+  // stratification where samples are refused (counted in `refused`).
+  std::vector<std::vector<models::Scenario>> sampled(scenarios.size());
+  for (std::size_t s = 0; s < scenarios.size(); ++s) {
+    if (scenarios[s].ranges.empty()) continue;
+    for (const auto& sample : models::draw_samples(scenarios[s], 4 * n, seed)) {
+      if (static_cast<int>(sampled[s].size()) == n) break;
+      try {
+        sampled[s].push_back(models::sample_scenario(scenarios[s], sample));
+      } catch (const models::ScenarioError&) {
+        ++refused;
+      }
+    }
+    if (static_cast<int>(sampled[s].size()) < n)
+      throw po::error(scenarios[s].path + ": fewer than " + std::to_string(n) + " of " + std::to_string(4 * n) +
+                      " samples of its ranges make a valid scenario (the ranges contradict its constraints)");
+  }
+  const auto& points = validation.points();
+  const std::size_t per_sample = points.size();
+  std::vector<models::PointResult> results(per_sample * static_cast<std::size_t>(n));
+  sim::parallel_for(results.size(), jobs == 0 ? sim::default_jobs() : jobs, [&](std::size_t i) {
+    const NeededPoint& k = points[i % per_sample];
+    const std::size_t sample = i / per_sample;
+    if (sampled[k.scenario].empty()) {
+      results[i] = plain[i % per_sample].front();
+      return;
+    }
+    models::PointSpec spec{k.ref.strategy, k.ref.cpus, 0, models::rep_seed(seed, 0), k.ref.variant};
+    results[i] = models::run_point(sampled[k.scenario][sample], spec, limits);
+  });
+  std::vector<std::vector<double>> predicted;
+  for (int sample = 0; sample < n; ++sample) {
+    std::vector<std::vector<models::PointResult>> grouped(per_sample);
+    for (std::size_t j = 0; j < per_sample; ++j) grouped[j].push_back(results[sample * per_sample + j]);
+    const std::vector<ScoredFigure> scored = validation.score(grouped);
+    predicted.resize(scored.size());
+    for (std::size_t f = 0; f < scored.size(); ++f) predicted[f].push_back(scored[f].predicted);
+  }
+  std::vector<FigureBand> bands;
+  for (const auto& v : predicted)
+    bands.push_back({models::quantile(v, 0.1), models::quantile(v, 0.5), models::quantile(v, 0.9)});
+  return bands;
+}
+
+// Whether the reported value lies in the band: inside [p10, p90]; for a
+// bound (">40%") whether the band reaches the bound's side. A peak given
+// only as a CPU count has no value to place.
+std::optional<bool> reported_inside(const models::Expectation& e, const FigureBand& b) {
+  if (!std::isfinite(e.reported)) return std::nullopt;
+  if (e.bound == "at_least") return b.p90 >= e.reported;
+  if (e.bound == "at_most") return b.p10 <= e.reported;
+  return b.p10 <= e.reported && e.reported <= b.p90;
+}
 
 }  // namespace
 
@@ -86,11 +155,14 @@ int cmd_validate(const std::vector<std::string>& args) {
   po::options_description opts("vfssim validate [PATH...] [options]");
   std::string db, progress_mode;
   std::uint64_t seed = 1;
-  int reps = 1;
+  int reps = 1, uncertainty = 0;
   unsigned jobs = 0;
   BudgetOptions budget;
   opts.add_options()
     ("help,h", "this help")
+    ("uncertainty", po::value(&uncertainty)->default_value(0),
+     "also draw N samples of the scenarios' ranges and report whether each reported figure lies in its 80% band "
+     "(p10-p90) and the coverage over the predictions (docs/uncertainty.md)")
     ("json", "print one JSON document on stdout instead of tables")
     ("jobs,j", po::value(&jobs)->default_value(0), "worker threads (default: all cores)")
     ("reps", po::value(&reps)->default_value(1), "replications per point (different derived seeds), averaged")
@@ -110,6 +182,8 @@ int cmd_validate(const std::vector<std::string>& args) {
     return 0;
   }
   if (reps < 1) throw po::error("--reps must be at least 1");
+  if (uncertainty < 0 || uncertainty == 1 || uncertainty > models::kMaxUncertaintySamples)
+    throw po::error("--uncertainty must be 0 (no bands) or from 2 to " + std::to_string(models::kMaxUncertaintySamples));
   if (paths.empty()) paths.push_back((std::filesystem::path(models::scenarios_dir()) / "seed").string());
   const bool as_json = vm.count("json") > 0;
   const bool quiet = vm.count("quiet") > 0;
@@ -162,6 +236,23 @@ int cmd_validate(const std::vector<std::string>& args) {
   const bool failed = total_summary.failed;
   json summary = total_summary.to_json();
   summary["wall_seconds"] = wall;
+  // --uncertainty: each figure's band, and the share of predictions whose
+  // reported value it holds (calibrated 80% bands hold about 80%).
+  std::vector<FigureBand> bands;
+  std::vector<std::optional<bool>> inside;
+  std::size_t n_inside = 0, n_placed = 0, refused = 0;
+  if (uncertainty > 0) {
+    bands = figure_bands(validation, scenarios, uncertainty, seed, jobs, limits, grouped, refused);
+    for (std::size_t f = 0; f < figures.size(); ++f) {
+      inside.push_back(reported_inside(*figures[f].e, bands[f]));
+      if (figures[f].prediction() && inside.back()) ++n_placed, n_inside += *inside.back();
+    }
+    summary["coverage"] = {{"samples", uncertainty},
+                           {"refused_samples", refused},
+                           {"inside", n_inside},
+                           {"scored", n_placed},
+                           {"fraction", n_placed ? static_cast<double>(n_inside) / static_cast<double>(n_placed) : 0.0}};
+  }
   json per_scenario = json::array();
   for (std::size_t s = 0; s < scenarios.size(); ++s) {
     if (scenarios[s].expect.empty()) continue;
@@ -204,7 +295,14 @@ int cmd_validate(const std::vector<std::string>& args) {
   if (as_json) {
     if (!quiet) std::cerr << low_note;
     json figs = json::array();
-    for (const auto& f : figures) figs.push_back(validation.figure_json(f));
+    for (std::size_t f = 0; f < figures.size(); ++f) {
+      json j = validation.figure_json(figures[f]);
+      if (!bands.empty()) {
+        j["band"] = {{"p10", bands[f].p10}, {"p50", bands[f].p50}, {"p90", bands[f].p90}};
+        j["inside"] = inside[f] ? json(*inside[f]) : json(nullptr);
+      }
+      figs.push_back(std::move(j));
+    }
     std::cout << json{{"figures", figs}, {"summary", summary}, {"per_scenario", per_scenario}}.dump(2) << "\n";
     return failed ? 1 : 0;
   }
@@ -243,6 +341,13 @@ int cmd_validate(const std::vector<std::string>& args) {
                     fitted.c_str(), in, dir);
       std::cout << line;
       if (f.restated) std::cout << "    (restates " << f.restates << ": the same simulation, not scored)\n";
+      if (!bands.empty()) {
+        const std::size_t i = static_cast<std::size_t>(&f - figures.data());
+        const auto& b = bands[i];
+        std::cout << "    80% band " << format_cell(e, b.p10, b.p10, f.predicted_cpus) << " .. "
+                  << format_cell(e, b.p90, b.p90, f.predicted_cpus) << ": reported "
+                  << (!inside[i] ? "not placed (no value)" : *inside[i] ? "inside" : "OUTSIDE") << "\n";
+      }
     }
     const ValidationSummary t = Validation::summarize(figures, s);
     std::snprintf(line, sizeof line,
@@ -262,7 +367,13 @@ int cmd_validate(const std::vector<std::string>& args) {
                 t.predictions > 0 ? 100.0 * static_cast<double>(t.within) / static_cast<double>(t.predictions) : 0.0,
                 t.within_factor_1_5, t.peaks_within_doubling, t.peaks, t.directions_right, t.directions_total,
                 points.size(), reps, reps == 1 ? "" : "s", wall);
-  std::cout << line << low_note;
+  std::cout << line;
+  if (uncertainty > 0)
+    std::printf("coverage of the 80%% bands (%d samples, %zu refused draws skipped): %zu of %zu predictions hold the "
+                "reported value (%.0f%%)\n",
+                uncertainty, refused, n_inside, n_placed,
+                n_placed ? 100.0 * static_cast<double>(n_inside) / static_cast<double>(n_placed) : 0.0);
+  std::cout << low_note;
   return failed ? 1 : 0;
 }
 

@@ -716,5 +716,29 @@ if ob.returncode == 0:
     check(any(s2[c]["lock_stat"] != opts[("uniform", "default", c)]["lock_stat"] for c in (8, 16, 32)),
           "uniform picks come from the seed: seed 2 gives other lock_stat rows")
 
+# ---- validate --uncertainty: every figure's 80% band and the coverage of the predictions ----
+kf = os.path.join(src, "scenarios/seed/kernfs-sysfs-c5.yaml")
+vu = run("validate", kf, "--db", "", "--uncertainty", "4", "--json", "-q")
+check(vu.returncode in (0, 1), "validate --uncertainty runs: " + vu.stderr[-300:])
+if vu.returncode in (0, 1):
+    doc = json.loads(vu.stdout)
+    cov = doc["summary"]["coverage"]
+    figs = doc["figures"]
+    check(all(f["band"]["p10"] <= f["band"]["p50"] <= f["band"]["p90"] for f in figs),
+          "validate --uncertainty: every figure has an ordered band p10 <= p50 <= p90")
+    placed = [f for f in figs if not f["fitted"] and not f.get("restated") and f["inside"] is not None]
+    check(cov["scored"] == len(placed) and cov["inside"] == sum(f["inside"] for f in placed),
+          f"validate --uncertainty: the coverage counts the predictions inside their band ({cov})")
+    check(all(f["inside"] == (f["band"]["p10"] <= f["reported"] <= f["band"]["p90"]) for f in placed
+              if f.get("bound", "about") == "about"),
+          "validate --uncertainty: inside means p10 <= reported <= p90")
+    check(any(f["band"]["p90"] > f["band"]["p10"] for f in figs), "validate --uncertainty: the ranges move some figure")
+    j1 = run("validate", kf, "--db", "", "--uncertainty", "4", "--json", "-q", "--jobs", "1")
+    strip = lambda t: {k: v for k, v in json.loads(t)["summary"].items() if k != "wall_seconds"}
+    check(json.loads(j1.stdout)["figures"] == figs and strip(j1.stdout) == strip(vu.stdout),
+          "validate --uncertainty: the same bands with --jobs 1")
+bad = run("validate", kf, "--db", "", "--uncertainty", "1")
+check(bad.returncode == 2 and "--uncertainty" in bad.stderr, "validate --uncertainty 1 is refused (a band needs 2 samples)")
+
 print(f"cli: {len(failures)} failed")
 sys.exit(1 if failures else 0)
