@@ -96,9 +96,9 @@ Preset read_preset(const fs::path& path) {
   for (std::string l; std::getline(in, l);) lines.push_back(l);
   const YAML::Node root = YAML::LoadFile(p.path);
   auto add = [&](const std::string& name, const YAML::Node& n) {
-    if (n && n.IsScalar()) p.latencies.push_back({name, n.Scalar(), source_comment(lines, n.Mark().line)});
+    if (n && n.IsScalar()) p.latencies.push_back({name, n.Scalar(), source_comment(lines, n.Mark().line), "", "", ""});
     if (n && n.IsMap() && n["estimate"]) {  // the loader has checked its form
-      Latency l{name, n["estimate"].Scalar(), source_comment(lines, n.Mark().line)};
+      Latency l{name, n["estimate"].Scalar(), source_comment(lines, n.Mark().line), "", "", ""};
       if (const YAML::Node r = n["range"]; r && r.IsSequence() && r.size() == 2) l.low = r[0].Scalar(), l.high = r[1].Scalar();
       if (n["why"]) l.why = n["why"].Scalar();
       p.latencies.push_back(l);

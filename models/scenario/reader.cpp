@@ -245,7 +245,7 @@ void Reader::collect(const YAML::Node& n, const std::string& path, int depth, st
   if (!n.IsDefined() || depth > 4 * kMaxNesting || !first_visit(seen, n)) return;
   if (n.IsMap()) {
     if (n["estimate"]) {
-      sites_.push_back({n, path});
+      sites_.push_back(Site{n, path, false, "", ""});
       return;
     }
     for (const auto& kv : n)
@@ -253,7 +253,7 @@ void Reader::collect(const YAML::Node& n, const std::string& path, int depth, st
   } else if (n.IsSequence()) {
     for (std::size_t i = 0; i < n.size(); ++i) collect(n[i], join(path, element_name(n[i], i)), depth + 1, seen);
   } else if (n.IsScalar() && is_shorthand(n.Scalar())) {
-    sites_.push_back({n, path});
+    sites_.push_back(Site{n, path, false, "", ""});
   }
 }
 
