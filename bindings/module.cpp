@@ -39,6 +39,7 @@
 #include "results/score.h"
 #include "results/validation.h"
 #include "models/experiment/experiment.h"
+#include "models/experiment/refit.h"
 #include "models/experiment/fits.h"
 #include "models/experiment/uncertainty.h"
 #include "models/scenario/scenario.h"
@@ -347,7 +348,7 @@ std::vector<models::PointResult> run_points(const models::Scenario& sc, const st
         throw std::invalid_argument("sample " + std::to_string(job.sample) + " (rep " + std::to_string(rep) +
                                     ") is not a job of a sweep with uncertainty=" + std::to_string(uncertainty));
       spec.sample = job.sample;
-      if (!sampled.count(job.sample)) sampled.emplace(job.sample, models::sampled_scenario(sc, uncertainty, seed, job.sample));
+      if (!sampled.count(job.sample)) sampled.emplace(job.sample, models::sampled_scenario(sc, uncertainty, seed, job.sample).scenario);
     }
     specs.push_back(std::move(spec));
     auto& counts = groups[{strategy, variant}];  // each CPU count once: the plan refuses repeats
@@ -414,7 +415,8 @@ std::vector<models::CurvePoint> curve_of(const models::Scenario& sc, const model
   if (seen.size() != expected)
     throw std::invalid_argument("the sweep has " + std::to_string(expected) + " points; " +
                                 std::to_string(seen.size()) + " were given");
-  const auto samples = n > 0 ? models::draw_samples(sc, n, spec.seed) : std::vector<models::RangeSample>{};
+  std::vector<models::RangeSample> samples;  // the values drawn (a refused row's spare), as the sweep ran them
+  for (int i = 0; i < n; ++i) samples.push_back(models::sampled_scenario(sc, n, spec.seed, i, {}, false).sample);
   for (auto& cp : plan.curve) {
     models::summarize(cp);
     models::summarize_samples(cp, sc.ranges, samples);

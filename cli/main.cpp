@@ -178,8 +178,9 @@ int cmd_run(const std::vector<std::string>& args) {
   spec.reps = reps;
   spec.jobs = jobs;
   spec.uncertainty = uncertainty;
-  if (uncertainty > 0 && sc.ranges.empty())
-    throw po::error("--uncertainty: scenario '" + sc.name + "' has no ranges to sample (docs/scenario-format.md, \"Ranges\")");
+  if (uncertainty > 0 && !models::draws_ranges(sc))
+    throw po::error("--uncertainty: scenario '" + sc.name + "' has no ranges to sample (docs/scenario-format.md, \"Ranges\"" +
+                    (sc.ranges.empty() ? ")" : "; its fitted constants are re-fitted to their figures, not drawn)"));
   {
     std::vector<std::string> run_strategies = spec.strategies;
     if (run_strategies.empty())

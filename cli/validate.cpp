@@ -15,6 +15,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <tuple>
 
 #include "cli/progress.h"
@@ -24,6 +25,7 @@
 #include "results/validation.h"
 #include "results/store.h"
 #include "models/experiment/experiment.h"
+#include "models/experiment/refit.h"
 #include "models/experiment/uncertainty.h"
 #include "models/scenario/scenario.h"
 #include "sim/parallel.h"
@@ -89,28 +91,40 @@ std::string format_cell(const models::Expectation& e, double v, double high, int
 struct FigureBand {
   double p10 = 0, p50 = 0, p90 = 0;
 };
+// The samples' re-fits of fitted constants: how many, how many matched
+// their figure within kRefitTolerance, and those that did not in some sample.
+struct Refits {
+  std::size_t fits = 0, converged = 0;
+  std::set<std::string> unmatched;
+};
 
 std::vector<FigureBand> figure_bands(const Validation& validation, const std::vector<models::Scenario>& scenarios,
                                      int n, std::uint64_t seed, unsigned jobs, const models::PointLimits& limits,
-                                     const std::vector<std::vector<models::PointResult>>& plain, std::size_t& refused) {
-  // A sample the loader refuses (independent ranges can invert a machine's
-  // ordering: a level's transfer below its inner level's) is skipped: the
-  // first n valid ones of a 4n-row hypercube are kept, which loosens its
-  // stratification where samples are refused (counted in `refused`).
+                                     const std::vector<std::vector<models::PointResult>>& plain, std::size_t& refused,
+                                     Refits& refits) {
+  // Each scenario's samples as run --uncertainty draws them (refit.h: a row
+  // the loader refuses is replaced by a spare draw, counted in `refused`),
+  // its fitted constants re-fitted; built in parallel, as a re-fit runs its
+  // figure's points.
   std::vector<std::vector<models::Scenario>> sampled(scenarios.size());
+  std::vector<std::pair<std::size_t, int>> jobs_of;  // (scenario, sample)
   for (std::size_t s = 0; s < scenarios.size(); ++s) {
-    if (scenarios[s].ranges.empty()) continue;
-    for (const auto& sample : models::draw_samples(scenarios[s], 4 * n, seed)) {
-      if (static_cast<int>(sampled[s].size()) == n) break;
-      try {
-        sampled[s].push_back(models::sample_scenario(scenarios[s], sample));
-      } catch (const models::ScenarioError&) {
-        ++refused;
-      }
+    if (!models::draws_ranges(scenarios[s])) continue;  // every sample would be the plain run
+    sampled[s].resize(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) jobs_of.emplace_back(s, i);
+  }
+  std::vector<models::SampledScenario> made(jobs_of.size());
+  sim::parallel_for(jobs_of.size(), jobs == 0 ? sim::default_jobs() : jobs, [&](std::size_t j) {
+    made[j] = models::sampled_scenario(scenarios[jobs_of[j].first], n, seed, jobs_of[j].second, limits);
+  });
+  for (std::size_t j = 0; j < made.size(); ++j) {
+    refused += static_cast<std::size_t>(made[j].refused);
+    for (const auto& f : made[j].fits) {
+      ++refits.fits;
+      if (f.converged) ++refits.converged;
+      else refits.unmatched.insert(scenarios[jobs_of[j].first].name + ": " + f.constant + " -> " + f.figure);
     }
-    if (static_cast<int>(sampled[s].size()) < n)
-      throw po::error(scenarios[s].path + ": fewer than " + std::to_string(n) + " of " + std::to_string(4 * n) +
-                      " samples of its ranges make a valid scenario (the ranges contradict its constraints)");
+    sampled[jobs_of[j].first][static_cast<std::size_t>(jobs_of[j].second)] = std::move(made[j].scenario);
   }
   const auto& points = validation.points();
   const std::size_t per_sample = points.size();
@@ -241,8 +255,9 @@ int cmd_validate(const std::vector<std::string>& args) {
   std::vector<FigureBand> bands;
   std::vector<std::optional<bool>> inside;
   std::size_t n_inside = 0, n_placed = 0, refused = 0;
+  Refits refits;
   if (uncertainty > 0) {
-    bands = figure_bands(validation, scenarios, uncertainty, seed, jobs, limits, grouped, refused);
+    bands = figure_bands(validation, scenarios, uncertainty, seed, jobs, limits, grouped, refused, refits);
     for (std::size_t f = 0; f < figures.size(); ++f) {
       inside.push_back(reported_inside(*figures[f].e, bands[f]));
       if (figures[f].prediction() && inside.back()) ++n_placed, n_inside += *inside.back();
@@ -251,7 +266,10 @@ int cmd_validate(const std::vector<std::string>& args) {
                            {"refused_samples", refused},
                            {"inside", n_inside},
                            {"scored", n_placed},
-                           {"fraction", n_placed ? static_cast<double>(n_inside) / static_cast<double>(n_placed) : 0.0}};
+                           {"fraction", n_placed ? static_cast<double>(n_inside) / static_cast<double>(n_placed) : 0.0},
+                           {"refits", refits.fits},
+                           {"refits_matched", refits.converged},
+                           {"refits_unmatched", refits.unmatched}};
   }
   json per_scenario = json::array();
   for (std::size_t s = 0; s < scenarios.size(); ++s) {
@@ -369,10 +387,15 @@ int cmd_validate(const std::vector<std::string>& args) {
                 points.size(), reps, reps == 1 ? "" : "s", wall);
   std::cout << line;
   if (uncertainty > 0)
-    std::printf("coverage of the 80%% bands (%d samples, %zu refused draws skipped): %zu of %zu predictions hold the "
+    std::printf("coverage of the 80%% bands (%d samples, %zu refused draws replaced): %zu of %zu predictions hold the "
                 "reported value (%.0f%%)\n",
                 uncertainty, refused, n_inside, n_placed,
                 n_placed ? 100.0 * static_cast<double>(n_inside) / static_cast<double>(n_placed) : 0.0);
+  if (uncertainty > 0 && refits.fits > 0) {
+    std::printf("fitted constants re-fitted per sample: %zu of %zu matched their figure within %.0f%%\n", refits.converged,
+                refits.fits, 100 * models::kRefitTolerance);
+    for (const auto& u : refits.unmatched) std::printf("  not matched in some sample (kept the closest bound): %s\n", u.c_str());
+  }
   std::cout << low_note;
   return failed ? 1 : 0;
 }

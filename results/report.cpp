@@ -146,7 +146,9 @@ json uncertainty_json(const models::Scenario& sc, int samples) {
                           {"estimate", r.estimate / per},
                           {"low", r.lo / per},
                           {"high", r.hi / per},
-                          {"why", r.why.empty() ? json(nullptr) : json(r.why)}});
+                          {"why", r.why.empty() ? json(nullptr) : json(r.why)},
+                          // a fitted constant: [low, high] is its search range; each sample re-fits it to this figure
+                          {"fit", r.fit.empty() ? json(nullptr) : json(r.fit)}});
   }
   return json{{"samples", samples}, {"ranges", ranges}};
 }

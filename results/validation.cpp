@@ -7,6 +7,7 @@
 #include <set>
 #include <tuple>
 
+#include "models/experiment/figure.h"
 #include "results/score.h"
 
 namespace vfssim::report {
@@ -14,12 +15,6 @@ namespace vfssim::report {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-double mean_ops(const std::vector<models::PointResult>& reps) {
-  double ops = 0;
-  for (const auto& r : reps) ops += r.ops_per_sec;
-  return ops / static_cast<double>(reps.size());
-}
 
 // The fastest and the slowest task's metric, each averaged over the
 // replications: per task, iterations per second or microseconds per
@@ -43,22 +38,6 @@ std::pair<double, double> task_spread(const std::vector<models::PointResult>& re
 }
 
 }  // namespace
-
-double point_metric(const std::vector<models::PointResult>& reps, const std::string& metric, int cpus) {
-  const double ops = mean_ops(reps);
-  if (metric == "ops_per_sec") return ops;
-  if (metric == "us_per_op") return ops > 0 ? 1e6 * cpus / ops : std::numeric_limits<double>::infinity();
-  const std::string prefix = metric.substr(std::string("share:").size());
-  double share = 0;
-  for (const auto& r : reps) {
-    if (r.cpu_time.count() <= 0) continue;
-    std::int64_t t = 0;
-    for (const auto& e : r.profile)
-      if (e.chain.rfind(prefix, 0) == 0) t += e.time.count();
-    share += static_cast<double>(t) / static_cast<double>(r.cpu_time.count());
-  }
-  return share / static_cast<double>(reps.size());
-}
 
 nlohmann::json ValidationSummary::to_json() const {
   using nlohmann::json;
@@ -98,27 +77,10 @@ std::size_t Validation::point(std::size_t scenario, const models::Expectation::P
   return points_.size() - 1;
 }
 
-// The points a figure reads, in the order its metric uses them; a speedup
-// reads the 1-CPU point of each of its curves after the point itself.
+// The points a figure reads (models::figure_reads), as indices into points_.
 std::vector<std::size_t> Validation::reads(std::size_t s, const models::Expectation& e) {
   std::vector<std::size_t> out;
-  auto add = [&](models::Expectation::PointRef ref) {
-    out.push_back(point(s, ref));
-    if (e.metric == "speedup") {
-      ref.cpus = 1;
-      out.push_back(point(s, ref));
-    }
-  };
-  if (e.kind == "peak") {
-    for (int c : e.peak_cpus) {
-      auto ref = e.new_point;
-      ref.cpus = c;
-      add(ref);
-    }
-    return out;
-  }
-  add(e.new_point);
-  if (e.kind == "ratio" || e.kind == "change") add(e.base_point);
+  for (const auto& ref : models::figure_reads(e)) out.push_back(point(s, ref));
   return out;
 }
 
@@ -141,13 +103,6 @@ void Validation::index_fits() {
 }
 
 std::vector<ScoredFigure> Validation::score(const std::vector<std::vector<models::PointResult>>& reps) const {
-  // Metric of the figure's k-th read (speedup: over the read after it).
-  auto metric_at = [&](const std::vector<std::size_t>& pts, std::size_t k, const models::Expectation& e) {
-    const NeededPoint& p = points_[pts[k]];
-    if (e.metric != "speedup") return point_metric(reps[pts[k]], e.metric, p.ref.cpus);
-    const double one = mean_ops(reps[pts[k + 1]]);
-    return one > 0 ? mean_ops(reps[pts[k]]) / one : kNaN;
-  };
 
   // (scenario, kind, metric, fingerprints) of every prediction scored so far:
   // within a scenario, as fitted_by_ (another file's prediction is another claim).
@@ -162,17 +117,16 @@ std::vector<ScoredFigure> Validation::score(const std::vector<std::vector<models
     ScoredFigure x;
     x.scenario = s;
     x.e = ep;
-    if (e.kind == "value") {
-      x.predicted = metric_at(pts, 0, e);
-    } else if (e.kind == "ratio" || e.kind == "change") {
-      const double base = metric_at(pts, per, e);
-      x.predicted = base != 0 ? metric_at(pts, 0, e) / base : kNaN;
+    std::vector<const std::vector<models::PointResult>*> read;
+    for (std::size_t i : pts) read.push_back(&reps[i]);
+    if (e.kind == "value" || e.kind == "ratio" || e.kind == "change") {
+      x.predicted = models::figure_value(e, read);
     } else if (e.kind == "spread") {
       std::tie(x.predicted, x.predicted_high) = task_spread(reps[pts[0]], e.metric);
     } else {  // peak: the highest point; ties go to the fewest CPUs
       x.predicted = -std::numeric_limits<double>::infinity();
       for (std::size_t k = 0; k < pts.size(); k += per) {
-        const double v = metric_at(pts, k, e);
+        const double v = models::read_metric(e, read, k);
         if (v > x.predicted) {
           x.predicted = v;
           x.predicted_cpus = points_[pts[k]].ref.cpus;

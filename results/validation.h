@@ -87,8 +87,4 @@ class Validation {
   std::vector<std::string> conflicts_;
 };
 
-// A point's metric over its replications (ops_per_sec, us_per_op,
-// share:PREFIX; speedup and spreads are computed by Validation).
-double point_metric(const std::vector<models::PointResult>& reps, const std::string& metric, int cpus);
-
 }  // namespace vfssim::report

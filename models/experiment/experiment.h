@@ -114,11 +114,6 @@ struct SweepControl {
 std::vector<CurvePoint> run_sweep(const Scenario& scenario, const SweepSpec& spec, const ProgressFn& progress,
                                   const SweepControl& control);
 
-// The scenario of sample `i` of `n` of the ranges (seeded `seed`), as a
-// sweep with `uncertainty: n` runs it: what a worker builds to run a
-// (sample, point) job.
-Scenario sampled_scenario(const Scenario& scenario, int n, std::uint64_t seed, int i);
-
 // Mean, standard deviation and events of a curve point from its reps.
 void summarize(CurvePoint& cp);
 

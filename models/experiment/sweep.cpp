@@ -12,6 +12,7 @@
 #include "models/codepath/program.h"
 #include "models/experiment/experiment.h"
 #include "models/experiment/point_run.h"
+#include "models/experiment/refit.h"
 #include "models/experiment/uncertainty.h"
 #include "sim/parallel.h"
 
@@ -89,16 +90,6 @@ bool finished(const CurvePoint& cp) {
   for (double x : cp.sample_rates)  // a sample not run (or stopped by its budget)
     if (std::isnan(x)) return false;
   return true;
-}
-
-Scenario sampled_scenario(const Scenario& scenario, int n, std::uint64_t seed, int i) {
-  const std::vector<RangeSample> samples = draw_samples(scenario, n, seed);
-  try {
-    return sample_scenario(scenario, samples.at(static_cast<std::size_t>(i)));
-  } catch (const ScenarioError& e) {  // the ranges are each valid; two of them drawn together may not be
-    throw ScenarioError(e.mark(), "sample " + std::to_string(i) + " of " + std::to_string(n) + " of the ranges: " + e.problem(),
-                        e.expected() + " (narrow the ranges so that every value in them is valid together)");
-  }
 }
 
 void summarize(CurvePoint& cp) {
@@ -223,12 +214,15 @@ std::vector<CurvePoint> run_sweep(const Scenario& scenario, const SweepSpec& spe
   const int n = spec.uncertainty;
   if (n < 0 || n > kMaxUncertaintySamples)
     throw std::invalid_argument("--uncertainty must be from 0 to " + std::to_string(kMaxUncertaintySamples));
-  std::vector<RangeSample> samples;
-  std::vector<Scenario> sampled;
-  if (n > 0) {
-    samples = draw_samples(scenario, n, spec.seed);
-    for (int i = 0; i < n; ++i) sampled.push_back(sampled_scenario(scenario, n, spec.seed, i));
-  }
+  // Each sample's scenario, its fitted constants re-fitted (refit.h), built
+  // in parallel: a re-fit runs the fitted figure's points.
+  std::vector<RangeSample> samples(static_cast<std::size_t>(n));
+  std::vector<Scenario> sampled(static_cast<std::size_t>(n));
+  sim::parallel_for(static_cast<std::size_t>(n), spec.jobs == 0 ? sim::default_jobs() : spec.jobs, [&](std::size_t i) {
+    SampledScenario x = sampled_scenario(scenario, n, spec.seed, static_cast<int>(i), control.limits);
+    samples[i] = std::move(x.sample);
+    sampled[i] = std::move(x.scenario);
+  });
   const std::size_t sample_base = plan.points.size();
 
   std::vector<std::size_t> todo;  // indices into plan.points, then sample jobs

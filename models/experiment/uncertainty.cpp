@@ -29,13 +29,23 @@ double range_value_at(const Range& r, double u) {
   return r.lo + u * (r.hi - r.lo);
 }
 
+bool draws_ranges(const Scenario& sc) {
+  return std::any_of(sc.ranges.begin(), sc.ranges.end(), [](const Range& r) { return r.fit.empty(); });
+}
+
 std::vector<RangeSample> draw_samples(const Scenario& sc, int n, std::uint64_t seed) {
+  // Fitted constants are not drawn: each sample re-fits them (refit.h).
+  std::vector<const Range*> drawn;
   std::vector<std::string> names;
-  for (const auto& r : sc.ranges) names.push_back(r.name);
+  for (const auto& r : sc.ranges)
+    if (r.fit.empty()) {
+      drawn.push_back(&r);
+      names.push_back(r.name);
+    }
   const auto unit = latin_hypercube(n, names, seed);
   std::vector<RangeSample> out(n);
   for (int i = 0; i < n; ++i)
-    for (std::size_t k = 0; k < sc.ranges.size(); ++k) out[i][names[k]] = range_value_at(sc.ranges[k], unit[i][k]);
+    for (std::size_t k = 0; k < drawn.size(); ++k) out[i][names[k]] = range_value_at(*drawn[k], unit[i][k]);
   return out;
 }
 
@@ -89,6 +99,7 @@ void summarize_samples(CurvePoint& cp, const std::vector<Range>& ranges, const s
   cp.band_p90 = quantile(cp.sample_rates, 0.90);
   cp.sensitivity.clear();
   for (const auto& r : ranges) {
+    if (!r.fit.empty()) continue;  // re-fitted, not drawn: it follows the others
     std::vector<double> x;
     for (const auto& s : samples) {
       const auto it = s.find(r.name);

@@ -34,6 +34,10 @@ std::vector<std::vector<double>> latin_hypercube(int n, const std::vector<std::s
 // factors, where "twice or half" are equally likely).
 double range_value_at(const Range& r, double u);
 
+// Whether a sample draws anything: a range that is not a fitted constant
+// (fitted ones are re-fitted to their figure, refit.h, not drawn).
+bool draws_ranges(const Scenario& sc);
+
 // The N samples of the scenario's ranges (Scenario::ranges, by name).
 std::vector<RangeSample> draw_samples(const Scenario& sc, int n, std::uint64_t seed);
 

@@ -215,6 +215,33 @@ std::string hex64(std::uint64_t v) {
 
 }  // namespace
 
+// Each fitted constant (`fit: FIGURE`) names a figure a sample can re-fit it
+// to: a fitted value, ratio or change of the file with a reported value,
+// and no other constant fitted to it (a one-point fit sets one constant).
+void check_fits(const Scenario& sc) {
+  std::map<std::string, std::string> fitted_by;
+  for (const auto& c : sc.ranges) {
+    if (c.fit.empty()) continue;
+    const Expectation* f = nullptr;
+    for (const auto& e : sc.expect)
+      if (e.id == c.fit) f = &e;
+    if (!f) throw ScenarioError(c.mark, "constant " + c.name + " is fitted to figure '" + c.fit + "', which expect: does not have",
+                                "the id of a figure of this file");
+    if (!f->fitted)
+      throw ScenarioError(c.mark, "constant " + c.name + " is fitted to figure '" + c.fit + "', which is not marked fitted",
+                          "fitted: true (or fitted_at) on the figure it is fitted to");
+    if (f->kind != "value" && f->kind != "ratio" && f->kind != "change")
+      throw ScenarioError(c.mark, "constant " + c.name + " is fitted to the " + f->kind + " figure '" + c.fit + "'",
+                          "a fit to a value, ratio, change or curve point (one number to match)");
+    if (f->bound != "about" || !std::isfinite(f->reported))
+      throw ScenarioError(c.mark, "constant " + c.name + " is fitted to figure '" + c.fit + "', which gives only a bound",
+                          "a fit to a figure with a reported value");
+    if (const auto [it, fresh] = fitted_by.emplace(c.fit, c.name); !fresh)
+      throw ScenarioError(c.mark, "constants " + it->second + " and " + c.name + " are both fitted to figure '" + c.fit + "'",
+                          "one constant per fitted figure");
+  }
+}
+
 Scenario load_from(const std::string& text, const std::string& file, const std::vector<std::string>& machine_dirs,
                    const std::vector<Setting>& settings, const RangeSample* sample) {
   Reader r(file);
@@ -268,6 +295,7 @@ Scenario load_from(const std::string& text, const std::string& file, const std::
   r.finish_ranges();
   sc.ranges = r.ranges();
   std::sort(sc.ranges.begin(), sc.ranges.end(), [](const Range& a, const Range& b) { return a.name < b.name; });
+  check_fits(sc);
   sc.resolved_text = resolved_document(r, root, sc, file, machine_dirs);
   sc.resolved_hash = hex64(sim::stable_hash(sc.resolved_text));
   return sc;

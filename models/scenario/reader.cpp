@@ -270,7 +270,7 @@ Reader::RangeParts Reader::range_parts(const Site& s, const std::string& what) c
   if (s.path == "expect" || s.path.rfind("expect.", 0) == 0)
     fail(s.node, what + " in expect: has a range", "a reported figure as the source gives it (ranges go on the model's constants)");
   if (s.node.IsMap()) {
-    only_keys(s.node, "the range of " + what, {"estimate", "range", "why", "name"});
+    only_keys(s.node, "the range of " + what, {"estimate", "range", "why", "name", "fit"});
     p.estimate = s.node["estimate"];
     const YAML::Node range = require(s.node, "range", "the range of " + what);
     if (!range.IsSequence() || range.size() != 2)
@@ -279,6 +279,13 @@ Reader::RangeParts Reader::range_parts(const Site& s, const std::string& what) c
     p.hi = range[1];
     if (s.node["why"]) p.why = scalar(s.node["why"], "why");
     if (s.node["name"]) p.name = name(s.node["name"], "range name");
+    if (s.node["fit"]) {
+      const std::string& at = s.path;  // machine..., or variants.V.machine...
+      if (at == "machine" || at.rfind("machine.", 0) == 0 || at.find(".machine.") != std::string::npos)
+        fail(s.node["fit"], "a machine constant is fitted (fit: " + s.node["fit"].Scalar() + ")",
+             "a measured machine constant (presets are never fitted to a curve); fit a code-path constant");
+      p.fit = scalar(s.node["fit"], "fitted figure id");  // a curve point is CURVE@CPUS
+    }
   } else {
     const std::string text = s.node.Scalar();
     std::size_t at = text.find("\u00b1"), len = std::string("\u00b1").size();
@@ -299,7 +306,7 @@ void Reader::record(const Site& s, Range r) const {
   s.name = r.name;
   for (const auto& have : ranges_)
     if (have.name == r.name) {
-      if (have.time != r.time || have.estimate != r.estimate || have.lo != r.lo || have.hi != r.hi)
+      if (have.time != r.time || have.estimate != r.estimate || have.lo != r.lo || have.hi != r.hi || have.fit != r.fit)
         throw ScenarioError(r.mark, "two ranges are named '" + r.name + "' and differ",
                             "the same estimate and range wherever a name repeats (one constant)");
       return;

@@ -259,7 +259,10 @@ class Reader {
     const double e = range_value(est), l = range_value(lo), h = range_value(hi);
     if (l > h) fail(n, "the range of " + what + " has its lower bound above its upper bound", "[LOW, HIGH] with LOW <= HIGH");
     if (e < l || e > h) fail(n, "the range of " + what + " does not contain its estimate", "a range [LOW, HIGH] with LOW <= estimate <= HIGH");
-    record(s, {parts.name, is_time(est), e, l, h, parts.why, mark(n)});
+    if (!parts.fit.empty() && !(l > 0))
+      fail(n, "the search range of " + what + " (fitted to figure '" + parts.fit + "') reaches zero",
+           "a search range [LOW, HIGH] with LOW > 0 (the search is on a log scale)");
+    record(s, {parts.name, is_time(est), e, l, h, parts.why, mark(n), parts.fit});
     if (sample_) {
       auto it = sample_->find(parts.name);
       if (it != sample_->end()) {
@@ -281,7 +284,7 @@ class Reader {
   struct RangeParts {
     YAML::Node estimate, lo, hi, delta;  // delta: the shorthand's (a default Node is a defined null)
     bool shorthand = false;
-    std::string name, why;
+    std::string name, why, fit;
   };
   const Site* find_site(const YAML::Node& n) const {
     for (const auto& s : sites_)

@@ -97,6 +97,12 @@ struct Range {
   double estimate = 0, lo = 0, hi = 0;
   std::string why;
   SourceMark mark;
+  // A fitted constant (`fit: FIGURE`): [lo, hi] is where it may be searched,
+  // not a distribution. It is not drawn; under --uncertainty each sample
+  // re-fits it to FIGURE, a `fitted: true` figure of the file
+  // (models/experiment/refit.h), so the one-point fit moves with the
+  // sampled constants as it would have had they been measured.
+  std::string fit;
 };
 // Values drawn for ranges, by name (picoseconds for a time); a range the
 // sample does not name keeps its estimate.

@@ -4,7 +4,10 @@
 // FILE:LINE:COL.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "models/experiment/experiment.h"
+#include "models/experiment/refit.h"
 #include "models/experiment/uncertainty.h"
 #include "models/scenario/scenario.h"
 
@@ -174,7 +177,7 @@ TEST_CASE("a Latin hypercube puts each constant's N samples one in each of N str
 }
 
 TEST_CASE("a range maps uniformly, or log-uniformly past a factor of 3") {
-  Range r{"x", false, 2, 1, 3, "", {}};
+  Range r{"x", false, 2, 1, 3, "", {}, ""};
   CHECK(range_value_at(r, 0.5) == doctest::Approx(2));
   r.hi = 100;
   CHECK(range_value_at(r, 0.5) == doctest::Approx(10));  // geometric midpoint of [1, 100]
@@ -237,4 +240,96 @@ TEST_CASE("bands: the same whatever --jobs, zero width for lo == hi, wider for a
     CHECK(wide[i].sensitivity.front().first == "params.think");
     CHECK(wide[i].sensitivity.front().second < -0.7);
   }
+}
+
+namespace {
+
+// One CPU, an op of two computes: `work` an estimate, `rest` fitted to the
+// op rate. The re-fit `rest` of a sample is then 1.5 us - work (arithmetic).
+const char* kFitted = R"(scenario: fitted
+machine:
+  levels:
+    - {name: machine, count: 1, transfer: 100ns}
+    - {name: cpu, count: 2}
+  local_hit: 1ns
+  local_atomic: 10ns
+params:
+  work: {estimate: 1us, range: [500ns, 1200ns]}
+  rest: {estimate: 300ns, range: [50ns, 5us], fit: one-cpu}
+workload:
+  tasks: process
+  loop: [op]
+  warmup: 10us
+  duration: 10ms
+strategies:
+  base:
+    ops:
+      op:
+        - compute: $work
+        - compute: $rest
+expect:
+  - figure: one-cpu
+    value: {point: base@1}
+    reported: 666666.667
+    tolerance: 10%
+    fitted: true
+    source: test
+)";
+
+}  // namespace
+
+TEST_CASE("a fitted constant is re-fitted per sample: the figure matches, the constant follows arithmetic") {
+  const Scenario base = load_scenario_string(kFitted, "f.yaml");
+  REQUIRE(base.ranges.size() == 2);
+  CHECK(range_named(base, "params.rest").fit == "one-cpu");
+  // Not drawn: only `work` is sampled.
+  for (const auto& s : draw_samples(base, 4, 9)) {
+    CHECK(s.count("params.work") == 1);
+    CHECK(s.count("params.rest") == 0);
+  }
+  for (double work_ns : {500.0, 800.0, 1200.0}) {
+    RangeSample sample{{"params.work", work_ns * 1000}};
+    std::vector<FitResult> fits;
+    const Scenario sc = refit_sample(base, sample, 1, {}, &fits);
+    REQUIRE(fits.size() == 1);
+    CHECK(fits[0].converged);
+    CHECK(fits[0].evaluations <= kMaxRefitEvaluations);
+    CHECK(std::abs(fits[0].predicted / 666666.667 - 1) <= kRefitTolerance);
+    // rest = 1.5 us - work, within the 1% the search stops at (of the op's 1.5 us).
+    CHECK(std::abs(fits[0].value - (1.5e6 - work_ns * 1000)) <= 0.01 * 1.5e6);
+    CHECK(sample.at("params.rest") == fits[0].value);
+    CHECK(sc.params.at("rest").time.count() == static_cast<std::int64_t>(fits[0].value));
+    const double rate = run_point(sc, PointSpec{"base", 1, 0, rep_seed(1, 0)}).ops_per_sec;
+    CHECK(rate == doctest::Approx(fits[0].predicted));
+  }
+  // The same sample, the same fit (the search depends on the sample alone).
+  RangeSample a{{"params.work", 700000}}, b{{"params.work", 700000}};
+  refit_sample(base, a, 1);
+  refit_sample(base, b, 1);
+  CHECK(a == b);
+}
+
+TEST_CASE("a fit its search range cannot reach keeps the closest bound and says so") {
+  // 1.5 us per op needs rest = 1.5 us - work = 500 ns; searched in at most
+  // 200 ns, an op takes at most 1.2 us: the rate stays above the figure's.
+  std::string text = replace(kFitted, "rest: {estimate: 300ns, range: [50ns, 5us], fit: one-cpu}",
+                             "rest: {estimate: 100ns, range: [50ns, 200ns], fit: one-cpu}");
+  const Scenario base = load_scenario_string(text, "f.yaml");
+  RangeSample sample{{"params.work", 1e6}};
+  std::vector<FitResult> fits;
+  refit_sample(base, sample, 1, {}, &fits);
+  REQUIRE(fits.size() == 1);
+  CHECK_FALSE(fits[0].converged);
+  CHECK(fits[0].value == 200000);  // the bound nearest the figure
+  CHECK(fits[0].predicted == doctest::Approx(1e6 / 1.2).epsilon(0.001));
+}
+
+TEST_CASE("sampled_scenario re-fits, and the plain scenario keeps the written value") {
+  const Scenario base = load_scenario_string(kFitted, "f.yaml");
+  CHECK(base.params.at("rest").time == Duration{300000});
+  const SampledScenario s = sampled_scenario(base, 4, 3, 2);
+  REQUIRE(s.fits.size() == 1);
+  CHECK(s.fits[0].converged);
+  CHECK(std::abs(s.fits[0].value - (1.5e6 - s.sample.at("params.work"))) <= 0.01 * 1.5e6);
+  CHECK(sampled_scenario(base, 4, 3, 2, {}, false).fits.empty());
 }
