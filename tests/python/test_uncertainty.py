@@ -93,3 +93,26 @@ def test_plot_shades_the_band_of_each_curve(tmp_path):
     assert svg.read_text().count('class="band"') == 2  # baseline and percpu
     cli("-q", "--plot", str(svg))
     assert 'class="band"' not in svg.read_text()
+
+
+def test_matplotlib_shades_the_band_of_each_curve():
+    import matplotlib
+    matplotlib.use("Agg")
+    from matplotlib.collections import PolyCollection
+    sc = vfssim.Scenario.load(SCENARIO)
+    sw = sc.sweep(uncertainty=4, seed=2, progress=False)
+    ax = vfssim.plot.curves(sw)
+    shaded = [c for c in ax.collections if isinstance(c, PolyCollection)]
+    assert len(shaded) == 2  # baseline and percpu
+    # Each band spans its curve's p10..p90 (ops/s, in the plot's scale) at every CPU count.
+    df = sw.curve
+    for poly, (_, g) in zip(shaded, df.groupby(["strategy", "variant"], sort=False)):
+        ys = poly.get_paths()[0].vertices[:, 1]
+        scale = 1e6  # the rates reach millions: the plot's axis is in millions
+        assert min(ys) == pytest.approx(g["band_p10"].min() / scale)
+        assert max(ys) == pytest.approx(g["band_p90"].max() / scale)
+    # us per op: the same samples, bounds swapped; no bands without samples, or when asked not to.
+    ax2 = vfssim.plot.curves(sw, metric="us_per_op")
+    assert len([c for c in ax2.collections if isinstance(c, PolyCollection)]) == 2
+    assert not [c for c in vfssim.plot.curves(sw, bands=False).collections if isinstance(c, PolyCollection)]
+    assert not [c for c in vfssim.plot.curves(sc.sweep(progress=False)).collections if isinstance(c, PolyCollection)]

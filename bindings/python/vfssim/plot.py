@@ -93,7 +93,7 @@ def _implied_points(reported, metric, df):
 
 
 def curves(data, reported=None, ax=None, *, metric="ops_per_sec", scale=None, title=None, errorbars=True,
-           annotate=False, implied=True, logy=False, figsize=(7, 4.2)):
+           annotate=False, implied=True, logy=False, bands=True, figsize=(7, 4.2)):
     """Draws one line per (strategy, variant) curve against CPUs on a log2 x axis.
 
     data: a Sweep, its .curve DataFrame (or any DataFrame with strategy, cpus, ops_per_sec and
@@ -107,6 +107,9 @@ def curves(data, reported=None, ax=None, *, metric="ops_per_sec", scale=None, ti
     (e.g. 1e6 for millions; default: chosen from the data for ops/s). errorbars: draw +-stddev
     when there are replications. annotate: write each reported figure's name beside its star.
     logy: a log y axis (for curves that span decades; points at 0 are not drawn).
+    bands: with a sweep of uncertainty=N (columns band_p10/band_p90), shade each curve's 80% band
+    (p10-p90 of the rate over the samples, docs/uncertainty.md) in its colour; ops_per_sec and
+    us_per_op only (a band of ops/s is a band of us per op, bounds swapped).
     Returns the matplotlib Axes."""
     import matplotlib.ticker as mticker
 
@@ -132,6 +135,8 @@ def curves(data, reported=None, ax=None, *, metric="ops_per_sec", scale=None, ti
             (line,) = ax.plot(g["cpus"], y, marker="o", label=label)
             colour = line.get_color()
         colours[(strategy, variant)] = colour
+        if bands:
+            _shade_band(ax, g, metric, scale, colour)
     shown = False
     for strategy, variant, cpus, value, name in refs:
         if (strategy, variant) not in colours:
@@ -172,6 +177,19 @@ def curves(data, reported=None, ax=None, *, metric="ops_per_sec", scale=None, ti
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     return ax
+
+
+def _shade_band(ax, g, metric, scale, colour):
+    """The curve's p10-p90 band of ops/s (or us/op, from the same samples), where it has one."""
+    if "band_p10" not in g or metric not in ("ops_per_sec", "us_per_op"):
+        return
+    b = g.dropna(subset=["band_p10", "band_p90"])
+    if b.empty:
+        return
+    lo, hi = b["band_p10"], b["band_p90"]
+    if metric == "us_per_op":  # us per op = 1e6 * cpus / ops: the slow end of the rate is the high end
+        lo, hi = 1e6 * b["cpus"] / b["band_p90"], 1e6 * b["cpus"] / b["band_p10"]
+    ax.fill_between(b["cpus"], lo / scale, hi / scale, color=colour, alpha=0.2, linewidth=0)
 
 
 def _shorten(text, width):
