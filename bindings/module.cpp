@@ -328,6 +328,28 @@ py::tuple job_tuple(const models::PointSpec& p) {
   return py::make_tuple(p.strategy, p.variant, p.cpus, p.rep, p.free_locks, p.private_lines, p.sample);
 }
 
+// Sample i of an uncertainty sweep's n (seeded `seed`) of a scenario, kept
+// for the process: a worker (a process pool's, a Dask worker) is sent one
+// (sample, point) job at a time, and building a sample re-fits its fitted
+// constants (models/experiment/refit.h), which runs simulations. Keyed by
+// the resolved scenario's hash, so the same key is the same scenario;
+// cleared when it holds kMaxCachedSamples (a sample is a few kB; a caller
+// keeps its shared_ptr through a clear).
+std::shared_ptr<const models::Scenario> cached_sample(const models::Scenario& sc, int n, std::uint64_t seed, int i) {
+  constexpr std::size_t kMaxCachedSamples = 4096;
+  static std::mutex mutex;
+  static std::map<std::tuple<std::string, int, std::uint64_t, int>, std::shared_ptr<const models::Scenario>> cache;
+  const auto key = std::make_tuple(sc.resolved_hash, n, seed, i);
+  {
+    std::lock_guard<std::mutex> lk(mutex);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  auto made = std::make_shared<const models::Scenario>(models::sampled_scenario(sc, n, seed, i).scenario);
+  std::lock_guard<std::mutex> lk(mutex);
+  if (cache.size() >= kMaxCachedSamples) cache.clear();
+  return cache.emplace(key, std::move(made)).first->second;
+}
+
 // Runs independent points on `jobs` workers (0: all cores), each seeded
 // rep_seed(seed, rep) as in a sweep, after checking them as a sweep would
 // (names, CPU counts, every program compiled).
@@ -336,7 +358,7 @@ std::vector<models::PointResult> run_points(const models::Scenario& sc, const st
                                             int uncertainty = 0) {
   std::vector<models::PointSpec> specs;
   std::map<std::pair<std::string, std::string>, std::vector<int>> groups;
-  std::map<int, models::Scenario> sampled;  // each sample's scenario, built once
+  std::map<int, std::shared_ptr<const models::Scenario>> sampled;  // each sample's scenario (cached_sample)
   for (const auto& job : points) {
     const auto& [strategy, variant, cpus, rep, free_locks, private_lines] = job.point;
     if (rep < 0) throw std::invalid_argument("rep must be at least 0, not " + std::to_string(rep));
@@ -348,7 +370,7 @@ std::vector<models::PointResult> run_points(const models::Scenario& sc, const st
         throw std::invalid_argument("sample " + std::to_string(job.sample) + " (rep " + std::to_string(rep) +
                                     ") is not a job of a sweep with uncertainty=" + std::to_string(uncertainty));
       spec.sample = job.sample;
-      if (!sampled.count(job.sample)) sampled.emplace(job.sample, models::sampled_scenario(sc, uncertainty, seed, job.sample).scenario);
+      if (!sampled.count(job.sample)) sampled.emplace(job.sample, cached_sample(sc, uncertainty, seed, job.sample));
     }
     specs.push_back(std::move(spec));
     auto& counts = groups[{strategy, variant}];  // each CPU count once: the plan refuses repeats
@@ -369,7 +391,7 @@ std::vector<models::PointResult> run_points(const models::Scenario& sc, const st
     sim::parallel_for(
         specs.size(), jobs == 0 ? sim::default_jobs() : jobs,
         [&](std::size_t i) {
-          results[i] = models::run_point(specs[i].sample < 0 ? sc : sampled.at(specs[i].sample), specs[i], limits);
+          results[i] = models::run_point(specs[i].sample < 0 ? sc : *sampled.at(specs[i].sample), specs[i], limits);
           results[i].spec.sample = specs[i].sample;
           std::lock_guard<std::mutex> lk(mutex);
           const auto& p = results[i];
