@@ -676,6 +676,24 @@ if ro.returncode == 0:
     plain = json.loads(run("run", scenario, "--cpus", "1", "--json", "--db", "", "-q").stdout)
     check(all("roles" not in p for p in plain["points"]), "a workload without roles: no roles key in its points")
 
+# ---- qspinlock and CNA on four sockets (tests/scenarios/numa-locks.yaml) ----
+nl = run("run", os.path.join(src, "tests/scenarios/numa-locks.yaml"), "--cpus", "1,144", "--json", "--db", "", "-q")
+check(nl.returncode == 0, "numa-locks runs: " + nl.stderr[-300:])
+if nl.returncode == 0:
+    npts = {(p["strategy"], p["cpus"]): p for p in json.loads(nl.stdout)["points"]}
+    nrate = lambda n, c: npts[(n, c)]["ops_per_sec"]
+    check(nrate("ticket", 1) == nrate("qspinlock", 1) == nrate("cna", 1),
+          "numa-locks: one CPU, uncontended: ticket's xadd and qspinlock's cmpxchg fast path cost the same, CNA is qspinlock")
+    check(abs(nrate("mcs", 1) / nrate("qspinlock", 1) - 1) < 0.05, "numa-locks: one CPU: MCS within 5% of qspinlock")
+    check(nrate("cna", 144) > 1.5 * nrate("qspinlock", 144),
+          f"numa-locks at 144 CPUs: CNA ({nrate('cna', 144):.0f}/s) well ahead of qspinlock ({nrate('qspinlock', 144):.0f}/s)")
+    check(nrate("ticket", 144) < nrate("qspinlock", 144),
+          f"numa-locks at 144 CPUs: ticket's global spinning ({nrate('ticket', 144):.0f}/s) behind qspinlock")
+    check(any(e["detail"] == "held" and e["object_kind"] == "line" for e in npts[("cna", 144)]["profile"]),
+          "numa-locks: the plain store (write: held) is charged to its line")
+    check(npts[("cna", 144)]["lock_stat"][0]["holdtime_avg_us"] < npts[("mcs", 144)]["lock_stat"][0]["holdtime_avg_us"],
+          "numa-locks at 144 CPUs: CNA's critical section is shorter than FIFO MCS's (its lines stay on the node)")
+
 # ---- per-object scopes: a lock and a counter per file, picked per iteration (tests/scenarios/object-scope.yaml) ----
 obj_file = os.path.join(src, "tests/scenarios/object-scope.yaml")
 ob = run("run", obj_file, "--json", "--db", "", "-q", "--variant", "all")
