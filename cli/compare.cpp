@@ -228,6 +228,7 @@ int cmd_compare(const std::vector<std::string>& args) {
   if (reps < 1) throw po::error("--reps must be at least 1");
 
   const models::Scenario sc = models::load_scenario_file(file, {}, settings_of(what_if_opts));
+  for (const auto& w : sc.warnings) std::cerr << w << "\n";
   for (const auto* s : {&base, &neu})
     if (!sc.has_strategy(*s)) throw po::error("scenario '" + sc.name + "' has no strategy '" + *s + "'");
   const models::WhatIfs removals = what_ifs_of(what_if_opts, sc, {base, neu});

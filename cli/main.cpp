@@ -146,6 +146,7 @@ int cmd_run(const std::vector<std::string>& args) {
   }
 
   const models::Scenario sc = models::load_scenario_file(file, {}, report::settings_of(what_ifs));
+  for (const auto& w : sc.warnings) std::cerr << w << "\n";
   models::SweepSpec spec;
   if (!cpus.empty()) spec.cpus = parse_cpu_list(cpus);
   if (!strategies.empty()) {

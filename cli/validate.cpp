@@ -205,7 +205,10 @@ int cmd_validate(const std::vector<std::string>& args) {
 
   // Load everything first: a bad file stops the run before anything runs.
   std::vector<models::Scenario> scenarios;
-  for (const auto& f : scenario_files(paths)) scenarios.push_back(models::load_scenario_file(f));
+  for (const auto& f : scenario_files(paths)) {
+    scenarios.push_back(models::load_scenario_file(f));
+    for (const auto& w : scenarios.back().warnings) std::cerr << w << "\n";
+  }
   std::unique_ptr<Store> store;
   if (!db.empty()) store = std::make_unique<Store>(db);
 

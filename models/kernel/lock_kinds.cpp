@@ -36,7 +36,8 @@ const std::vector<LockKind>& lock_kind_table() {
        [](const LockDecl& d, LockContext ctx) -> std::unique_ptr<Lock> {
          return std::make_unique<CnaSpinlock>(ctx, d.threshold);
        },
-       {"threshold"}},
+       {"threshold"},
+       true},
       {"mutex", "struct mutex: fast path, optimistic spinning on the owner (OSQ), or sleeping waiters", false, true,
        true, false, "mutex_lock", "mutex_lock", "mutex_unlock", "mutex_unlock",
        [](const LockDecl& d, LockContext ctx) -> std::unique_ptr<Lock> {

@@ -56,6 +56,9 @@ struct LockKind {
   const char* release_symbol_shared;
   std::unique_ptr<Lock> (*make)(const LockDecl&, LockContext);
   std::vector<const char*> keys;  // of lock_keys(): the ones this kind takes
+  // Its handoff depends on the NUMA node of the waiters (CNA): on a machine
+  // of one node it is the kind it is built on, which the loader warns of.
+  bool numa_aware = false;
 
   bool takes(const std::string& key) const;
 };

@@ -363,6 +363,10 @@ struct Scenario {
   std::vector<Variant> variants;     // "default" first, then the file's, in order
   std::vector<Expectation> expect;
   std::vector<Range> ranges;         // every range of the file and its machine files, by name
+  // What the loader accepts but a reader should hear of, each
+  // "FILE:LINE:COL: warning: ..." (a NUMA-aware lock on a one-node machine);
+  // run and validate print them on stderr.
+  std::vector<std::string> warnings;
   std::string path;                  // file it came from ("<string>" otherwise)
   std::string text;                  // the file's text, stored with results
   std::string hash;                  // fnv1a64 of `text`, hex

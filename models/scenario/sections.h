@@ -58,6 +58,9 @@ void resolve_extends(std::vector<Strategy>& strategies);
 void check_seq_writers(const Strategy& s, const Workload& w);
 // A cmpxchg loop with `relax: true` needs the machine's `pause:`.
 void check_relax(const Strategy& s, const TopologySpec& machine);
+// A NUMA-aware lock kind (CNA) on a machine of one node: accepted, and a
+// warning in `warnings` (once per lock and machine).
+void warn_numa_aware(const Strategy& s, const TopologySpec& machine, std::vector<std::string>& warnings);
 // Every name a strategy uses must exist, and op calls must not recurse.
 // `loop_name`: how messages name the loop ("the workload loop", "the loop of role 'writer'").
 void check_references(const Strategy& s, const std::vector<std::string>& loop, const SourceMark& loop_mark,

@@ -6,6 +6,7 @@
 #include <set>
 #include <type_traits>
 
+#include "models/hardware/topology.h"
 #include "models/kernel/free_lock.h"
 #include "models/kernel/lock_kinds.h"
 #include "models/scenario/sections.h"
@@ -417,6 +418,19 @@ void check_relax(const Strategy& s, const TopologySpec& machine) {
     }
   };
   for (const auto& [name, op] : s.ops) walk(walk, op.steps);
+}
+
+void warn_numa_aware(const Strategy& s, const TopologySpec& machine, std::vector<std::string>& warnings) {
+  if (Topology(machine).num_nodes() > 1) return;
+  for (const auto& [name, lock] : s.locks) {
+    const LockKind* k = find_lock_kind(lock.kind);
+    if (!k || !k->numa_aware) continue;
+    const std::string w = lock.mark.file + ":" + std::to_string(lock.mark.line) + ":" + std::to_string(lock.mark.column) +
+                          ": warning: lock '" + name + "' of strategy '" + s.name + "' is " + lock.kind +
+                          ", NUMA-aware, on machine '" + machine.name +
+                          "' of one NUMA node: every waiter is local, so it runs as the lock it is built on";
+    if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
+  }
 }
 
 }  // namespace vfssim::models::parse

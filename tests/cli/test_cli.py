@@ -694,6 +694,24 @@ if nl.returncode == 0:
     check(npts[("cna", 144)]["lock_stat"][0]["holdtime_avg_us"] < npts[("mcs", 144)]["lock_stat"][0]["holdtime_avg_us"],
           "numa-locks at 144 CPUs: CNA's critical section is shorter than FIFO MCS's (its lines stay on the node)")
 
+# A NUMA-aware lock on a machine of one node is accepted, with a warning naming the lock (issue 14 item 11).
+with tempfile.TemporaryDirectory() as tmp:
+    text = open(os.path.join(src, "tests/scenarios/numa-locks.yaml")).read().replace(
+        "machine: xeon-e7-8895v3-4s",
+        "machine:\n  levels:\n    - {name: machine, count: 1, transfer: 100ns}\n    - {name: cpu, count: 4}\n"
+        "  local_hit: 1ns\n  local_atomic: 10ns").replace("cpus: [1, 2, 8, 36, 144]", "cpus: [1, 4]")
+    one = os.path.join(tmp, "one-node.yaml")
+    open(one, "w").write(text)
+    w = run("run", one, "--cpus", "1,4", "--db", "", "-q", "--json")
+    check(w.returncode == 0 and "warning: lock 'l' of strategy 'cna' is cna, NUMA-aware" in w.stderr
+          and w.stderr.count("warning:") == 1 and "one NUMA node" in w.stderr,
+          "cna on a one-node machine: runs, one warning naming the lock and its position: " + w.stderr[-300:])
+    if w.returncode == 0:
+        wp = {(p["strategy"], p["cpus"]): p["ops_per_sec"] for p in json.loads(w.stdout)["points"]}
+        check(wp[("cna", 4)] == wp[("qspinlock", 4)], "cna on one node runs as the qspinlock it is built on")
+    q = run("run", os.path.join(src, "tests/scenarios/numa-locks.yaml"), "--cpus", "1", "--db", "", "-q")
+    check(q.returncode == 0 and "warning" not in q.stderr, "cna on four nodes: no warning")
+
 # ---- per-object scopes: a lock and a counter per file, picked per iteration (tests/scenarios/object-scope.yaml) ----
 obj_file = os.path.join(src, "tests/scenarios/object-scope.yaml")
 ob = run("run", obj_file, "--json", "--db", "", "-q", "--variant", "all")
