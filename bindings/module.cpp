@@ -591,6 +591,8 @@ PYBIND11_MODULE(_vfssim, m) {
                              "every variant's parameters and CPU list spelled out; it loads back to the same simulations")
       .def_property_readonly("resolved_hash", [](const models::Scenario& s) { return s.resolved_hash; },
                              "fnv1a64 of resolved_text, hex")
+      .def_property_readonly("warnings", [](const models::Scenario& s) { return s.warnings; },
+                             "what the loader accepted but warns of, each 'FILE:LINE:COL: warning: ...'")
       .def_property_readonly("machine_name", [](const models::Scenario& s) { return s.machine_name; })
       .def_property_readonly("machine_cpus", [](const models::Scenario& s) { return machine_cpus(s.machine); })
       .def_property_readonly("strategies",
