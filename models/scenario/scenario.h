@@ -222,7 +222,7 @@ struct WalkHook {
   bool present = false;
   std::vector<Step> steps;       // per component; a target '.NAME' is that component's COMPONENT.NAME
   bool refuse_rcu = false;       // rcu: refuse
-  std::vector<std::string> on;   // the components whose op this is; empty: every one it can run on
+  std::vector<std::string> at;   // `at:`, the components whose op this is; empty: every one it can run on
   SourceMark mark;
 };
 

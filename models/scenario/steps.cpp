@@ -220,7 +220,7 @@ void parse_walk_hook(const Reader& r, const YAML::Node& n, const char* key, Step
   WalkHook& h = permission ? s.walk.permission : s.walk.revalidate;
   const std::string hw = "the " + std::string(key) + " hook of the " + what;
   r.expect_map(hn, hw);
-  r.only_keys(hn, hw, {"steps", "rcu", "on"});
+  r.only_keys(hn, hw, {"steps", "rcu", "at"});  // not "on": a YAML 1.1 boolean (PyYAML)
   h.present = true;
   h.mark = r.mark(hn);
   const YAML::Node steps = r.require(hn, "steps", hw);
@@ -234,21 +234,21 @@ void parse_walk_hook(const Reader& r, const YAML::Node& n, const char* key, Step
            "run (its steps run in rcu-walk too) or refuse (it returns -ECHILD there: the walk drops to ref-walk and "
            "runs it again)");
   const std::vector<std::string>& path = s.walk.path;
-  if (const auto on = hn["on"]) {
-    if (!on.IsSequence() || on.size() == 0) r.fail(on, "'on' of " + hw + " is not a non-empty list", "a list of dentries of the path");
-    for (const auto& c : on) {
-      const std::string d = r.name(c, "dentry of 'on' of " + hw);
+  if (const auto list = hn["at"]) {
+    if (!list.IsSequence() || list.size() == 0) r.fail(list, "'at' of " + hw + " is not a non-empty list", "a list of dentries of the path");
+    for (const auto& c : list) {
+      const std::string d = r.name(c, "dentry of 'at' of " + hw);
       const auto at = std::find(path.begin(), path.end(), d);
-      if (at == path.end()) r.fail(c, "'on' of " + hw + " names '" + d + "', which is not on the walk's path", "a dentry of the path");
+      if (at == path.end()) r.fail(c, "'at' of " + hw + " names '" + d + "', which is not on the walk's path", "a dentry of the path");
       if (permission && at + 1 == path.end())
-        r.fail(c, "'on' of " + hw + " names the last component '" + d + "', whose permission the walk does not check",
+        r.fail(c, "'at' of " + hw + " names the last component '" + d + "', whose permission the walk does not check",
                "a directory the walk goes through (the last component's permission is may_open's: a step after the walk)");
       if (!permission && at == path.begin())
-        r.fail(c, "'on' of " + hw + " names the starting point '" + d + "', which the walk does not look up",
+        r.fail(c, "'at' of " + hw + " names the starting point '" + d + "', which the walk does not look up",
                "a component after the first (lookup_fast revalidates what it finds)");
-      if (std::find(h.on.begin(), h.on.end(), d) != h.on.end())
-        r.fail(c, "'on' of " + hw + " names '" + d + "' twice", "each component once");
-      h.on.push_back(d);
+      if (std::find(h.at.begin(), h.at.end(), d) != h.at.end())
+        r.fail(c, "'at' of " + hw + " names '" + d + "' twice", "each component once");
+      h.at.push_back(d);
     }
   }
   std::size_t runs = 0;
@@ -397,7 +397,7 @@ bool hook_runs_on(const WalkSpec& w, const WalkHook& h, std::size_t component) {
   if (!h.present || component >= w.path.size()) return false;
   // may_lookup checks the directory it leaves; lookup_fast revalidates what it finds.
   if (&h == &w.permission ? component + 1 == w.path.size() : component == 0) return false;
-  return h.on.empty() || std::find(h.on.begin(), h.on.end(), w.path[component]) != h.on.end();
+  return h.at.empty() || std::find(h.at.begin(), h.at.end(), w.path[component]) != h.at.end();
 }
 
 namespace {

@@ -47,6 +47,16 @@ const LockReport& lock(const PointResult& r, const std::string& name) {
   return r.locks.front();
 }
 
+// A strategy whose op `iter` computes 1 us and walks [root, tmp, file]
+// (root and tmp shared, file the task's own) at 100 ns per component:
+// `walk` the walk's other keys, `locks` entries of a locks: mapping.
+std::string walk_strategy(const std::string& walk, const std::string& locks = "") {
+  return "    dentries:\n      root: {scope: global}\n      tmp: {scope: global}\n      file: {scope: task}\n"
+         "    dentry_lock: ticket\n" + (locks.empty() ? std::string() : "    locks:\n" + locks) +
+         "    ops:\n      iter:\n        - compute: 1000ns\n"
+         "        - walk: [root, tmp, file]\n          component: 100ns\n          " + walk + "\n";
+}
+
 }  // namespace
 
 TEST_CASE("one CPU's rate is 1/(path cost) exactly for every primitive") {
@@ -359,12 +369,7 @@ TEST_CASE("path walk: exact single-CPU costs of ref-walk, rcu-walk and the two d
   for (const auto& c : cases) {
     const std::string name = c.name;
     CAPTURE(name);
-    const std::string s =
-        "    dentries:\n      root: {scope: global}\n      tmp: {scope: global}\n      file: {scope: task}\n"
-        "    dentry_lock: ticket\n"
-        "    ops:\n      iter:\n        - compute: 1000ns\n"
-        "        - walk: [root, tmp, file]\n          component: 100ns\n          " + c.walk + "\n";
-    const Scenario sc = scenario(s, 4, std::to_string(c.path_ns) + "us");
+    const Scenario sc = scenario(walk_strategy(c.walk), 4, std::to_string(c.path_ns) + "us");
     const auto r = run(sc, 1);
     CHECK(r.ops == 1000);
   }
@@ -396,9 +401,9 @@ TEST_CASE("walk hooks: exact single-CPU costs of permission and revalidate in re
       {"rcu-walk: revalidate refuses at tmp", "mode: rcu" + perm + "run" + reval + "refuse",
        1000 + 2 + 70 + 100 + 2 + (20 + 20 + 30 + 10) + (70 + 100 + 20 + 30 + 10)},
       {"rcu-walk: permission only on tmp refuses there, unlazy",
-       "mode: rcu" + perm + "refuse\n            on: [tmp]", 1000 + 2 + 100 + 2 + 20 + (70 + 100 + 20 + 10)},
+       "mode: rcu" + perm + "refuse\n            at: [tmp]", 1000 + 2 + 100 + 2 + 20 + (70 + 100 + 20 + 10)},
       {"rcu-walk: permission only on tmp refuses there, restart",
-       "mode: rcu\n          on_refuse: restart" + perm + "refuse\n            on: [tmp]",
+       "mode: rcu\n          on_refuse: restart" + perm + "refuse\n            at: [tmp]",
        1000 + 2 + 100 + 2 + 10 + (100 + 20 + 10) + (70 + 100 + 20 + 10)},
       {"ref-walk: each directory's own i_lock ('.i_lock')",
        "mode: ref\n          permission:\n            steps: [{lock: .i_lock, hold: 50ns}]\n            rcu: run",
@@ -407,12 +412,8 @@ TEST_CASE("walk hooks: exact single-CPU costs of permission and revalidate in re
   for (const auto& c : cases) {
     const std::string name = c.name;
     CAPTURE(name);
-    const std::string s =
-        "    dentries:\n      root: {scope: global}\n      tmp: {scope: global}\n      file: {scope: task}\n"
-        "    dentry_lock: ticket\n"
-        "    locks:\n      root.i_lock: {kind: ticket, scope: global}\n      tmp.i_lock: {kind: ticket, scope: global}\n"
-        "    ops:\n      iter:\n        - compute: 1000ns\n"
-        "        - walk: [root, tmp, file]\n          component: 100ns\n          " + c.hooks + "\n";
+    const std::string s = walk_strategy(
+        c.hooks, "      root.i_lock: {kind: ticket, scope: global}\n      tmp.i_lock: {kind: ticket, scope: global}\n");
     // 10,000 iterations exactly: a cost 1.5 ns off either way would show.
     CHECK(run(scenario(s, 4, std::to_string(c.path_ns * 10) + "us"), 1).ops == 10000);
   }
@@ -420,13 +421,9 @@ TEST_CASE("walk hooks: exact single-CPU costs of permission and revalidate in re
 
 TEST_CASE("walk hooks: a refusing permission drops rcu-walk to ref-walk; the profile and lock stats show it") {
   auto point = [](const std::string& rcu) {
-    const std::string s =
-        "    dentries:\n      root: {scope: global}\n      tmp: {scope: global}\n      file: {scope: task}\n"
-        "    dentry_lock: ticket\n"
-        "    locks:\n      fs_lock: {kind: ticket, scope: global}\n"
-        "    ops:\n      iter:\n        - compute: 1000ns\n"
-        "        - walk: [root, tmp, file]\n          component: 100ns\n          mode: rcu\n"
-        "          permission:\n            steps: [{lock: fs_lock, hold: 40ns}]\n            rcu: " + rcu + "\n";
+    const std::string s = walk_strategy(
+        "mode: rcu\n          permission:\n            steps: [{lock: fs_lock, hold: 40ns}]\n            rcu: " + rcu,
+        "      fs_lock: {kind: ticket, scope: global}\n");
     return run(scenario(s, 4), 1);
   };
   const auto run_rcu = point("run"), refuse = point("refuse");
@@ -459,12 +456,7 @@ TEST_CASE("walk hooks: a refusing permission drops rcu-walk to ref-walk; the pro
 
 TEST_CASE("path walk: ref-walk of a shared path stops scaling, rcu-walk does not") {
   auto rate = [](const std::string& mode, int cpus) {
-    const std::string s =
-        "    dentries:\n      root: {scope: global}\n      tmp: {scope: global}\n      file: {scope: task}\n"
-        "    dentry_lock: ticket\n"
-        "    ops:\n      iter:\n        - compute: 1000ns\n"
-        "        - walk: [root, tmp, file]\n          component: 100ns\n          mode: " + mode + "\n";
-    return run(scenario(s, 16), cpus).ops_per_sec;
+    return run(scenario(walk_strategy("mode: " + mode), 16), cpus).ops_per_sec;
   };
   const double ref1 = rate("ref", 1), ref16 = rate("ref", 16);
   const double rcu1 = rate("rcu", 1), rcu16 = rate("rcu", 16);
