@@ -283,9 +283,11 @@ class Compiler {
           steps(st.body, frame);
           emit(make_instr(InstrKind::kRcuReadUnlock), frame, symbol("rcu_read_unlock"), "", st.mark);
           break;
-        case StepKind::kWalk:
-          steps(expand_walk(st), sub_frame(frame, st.fn.empty() ? "link_path_walk" : st.fn));
+        case StepKind::kWalk: {
+          const std::uint32_t f = sub_frame(frame, st.fn.empty() ? "link_path_walk" : st.fn);
+          for (const auto& [hook, list] : expand_walk(st)) steps(list, hook ? sub_frame(f, hook) : f);
           break;
+        }
         case StepKind::kDecAndLock: {
           // The atomic decrement; on the last reference (probability
           // `last`), the spinlock for the 1 -> 0 work.
@@ -374,6 +376,17 @@ class Compiler {
     return param(st.when, st.mark).flag != st.when_negated;
   }
 
+  // A walk's steps in order, in parts: the walk's own steps, and each
+  // hook's steps under a frame of its own (inode_permission, d_revalidate).
+  struct WalkOut {
+    std::vector<std::pair<const char*, std::vector<Step>>> parts;
+    void push_back(Step x) {
+      if (parts.empty() || parts.back().first) parts.push_back({nullptr, {}});
+      parts.back().second.push_back(std::move(x));
+    }
+    void hook(const char* frame, std::vector<Step> steps) { parts.push_back({frame, std::move(steps)}); }
+  };
+
   // fs/namei.c as steps. ref-walk: take a reference on each component
   // (d_lock + d_count, or a lockref) and drop the previous one. rcu-walk:
   // read each component's d_seq, store nothing, and legitimise only the
@@ -381,7 +394,18 @@ class Compiler {
   // either drops to ref-walk where it stands (unlazy: take references on
   // the current dentry and go on) or, as with LOOKUP_FIRST in the 2010 tree,
   // throws the rcu-walk away and starts the whole walk again in ref-walk.
-  std::vector<Step> expand_walk(const Step& st) const {
+  //
+  // The hooks, per component i, in link_path_walk's order: lookup_fast
+  // finds path[i] (the component time, its reference or d_seq read) and
+  // revalidates it; may_lookup then checks permission on it as the
+  // directory the walk leaves. In rcu-walk a hook with `rcu: refuse`
+  // returns -ECHILD: at may_lookup, try_to_unlazy takes a reference on
+  // path[i] and the permission runs again in ref-walk; at lookup_fast,
+  // try_to_unlazy_next takes references on the parent and on path[i], the
+  // revalidate runs again, and the parent's reference is dropped when the
+  // walk steps onto path[i]. With `on_refuse: restart` either refusal
+  // throws the rcu-walk away instead.
+  std::vector<std::pair<const char*, std::vector<Step>>> expand_walk(const Step& st) const {
     const WalkSpec& w = st.walk;
     const bool refusing = w.refuse_if.empty() || param(w.refuse_if, st.mark).flag;
     auto make = [&](StepKind k) {
@@ -390,7 +414,7 @@ class Compiler {
       x.mark = st.mark;
       return x;
     };
-    auto get = [&](const std::string& d, std::vector<Step>& out) {
+    auto get = [&](const std::string& d, WalkOut& out) {
       if (w.lockref) {
         Step x = make(StepKind::kLockref);
         x.target = d + ".d_lock";
@@ -407,7 +431,7 @@ class Compiler {
         out.push_back(l);
       }
     };
-    auto put = [&](const std::string& d, std::vector<Step>& out) {
+    auto put = [&](const std::string& d, WalkOut& out) {
       if (w.lockref || w.locked_put) {
         get(d, out);  // lockref_put_return, or d_count-- under d_lock: the same cost as a get
       } else {
@@ -416,14 +440,20 @@ class Compiler {
         out.push_back(a);
       }
     };
-    auto component = [&](std::vector<Step>& out) {
+    auto component = [&](WalkOut& out) {
       Step c = make(StepKind::kCompute);
       c.time = resolve(w.component, st.mark);
       out.push_back(c);
     };
+    auto permission = [&](std::size_t i, WalkOut& out) {
+      if (hook_runs_on(w, w.permission, i)) out.hook("inode_permission", hook_steps_at(w.permission, w.path[i]));
+    };
+    auto revalidate = [&](std::size_t i, WalkOut& out) {
+      if (hook_runs_on(w, w.revalidate, i)) out.hook("d_revalidate", hook_steps_at(w.revalidate, w.path[i]));
+    };
     // The starting point (the root, or cwd) is pinned with dget: a plain
     // atomic increment, unless d_count lives under d_lock (locked_put).
-    auto get_start = [&](const std::string& d, std::vector<Step>& out) {
+    auto get_start = [&](const std::string& d, WalkOut& out) {
       if (w.lockref || w.locked_put) {
         get(d, out);
       } else {
@@ -432,22 +462,24 @@ class Compiler {
         out.push_back(a);
       }
     };
-    auto ref_walk = [&](std::size_t from, bool have_ref_on_from, std::vector<Step>& out) {
+    auto ref_walk = [&](std::size_t from, bool have_ref_on_from, WalkOut& out) {
       if (!have_ref_on_from) {
         if (from == 0) get_start(w.path[from], out);
         else get(w.path[from], out);
       }
       for (std::size_t i = from + 1; i < w.path.size(); ++i) {
+        permission(i - 1, out);
         component(out);
         get(w.path[i], out);
+        revalidate(i, out);
         put(w.path[i - 1], out);
       }
       if (!w.keep_last) put(w.path.back(), out);
     };
-    std::vector<Step> out;
+    WalkOut out;
     if (!w.rcu) {
       ref_walk(0, false, out);
-      return out;
+      return std::move(out.parts);
     }
     for (std::size_t i = 0; i < w.path.size(); ++i) {
       if (i > 0) component(out);
@@ -455,20 +487,37 @@ class Compiler {
       r.target = w.path[i] + ".d_seq";
       r.count = -1;
       out.push_back(r);
-      const bool refused =
-          refusing && std::find(w.refuse.begin(), w.refuse.end(), w.path[i]) != w.refuse.end();
+      if (hook_runs_on(w, w.revalidate, i)) {
+        if (!w.revalidate.refuse_rcu) {
+          revalidate(i, out);
+        } else if (w.restart) {
+          ref_walk(0, false, out);
+          return std::move(out.parts);
+        } else {  // try_to_unlazy_next
+          get(w.path[i - 1], out);
+          get(w.path[i], out);
+          revalidate(i, out);
+          put(w.path[i - 1], out);
+          ref_walk(i, true, out);
+          return std::move(out.parts);
+        }
+      }
+      const bool perm_here = hook_runs_on(w, w.permission, i);
+      const bool refused = (refusing && std::find(w.refuse.begin(), w.refuse.end(), w.path[i]) != w.refuse.end()) ||
+                           (perm_here && w.permission.refuse_rcu);
       if (refused) {
         if (w.restart) {
           ref_walk(0, false, out);  // everything so far was wasted
         } else {
-          ref_walk(i, false, out);  // unlazy: reference here, go on in ref-walk
+          ref_walk(i, false, out);  // unlazy: reference here, go on in ref-walk (whose first step is the permission)
         }
-        return out;
+        return std::move(out.parts);
       }
+      permission(i, out);
     }
     get(w.path.back(), out);  // complete_walk: legitimise the last dentry
     if (!w.keep_last) put(w.path.back(), out);
-    return out;
+    return std::move(out.parts);
   }
 
   const Strategy& s_;

@@ -207,6 +207,25 @@ enum class StepKind {
   kCmpxchg,         // cmpxchg: LINE (relax, retries, fallback: [...])   compare-and-swap retry loop
 };
 
+struct Step;
+
+// A filesystem's per-component op run inside a path walk (fs/namei.c):
+// `permission:` is inode_permission -> ->permission, which may_lookup runs
+// on every directory the walk goes through (not the last component: that is
+// may_open's, after the walk); `revalidate:` is ->d_revalidate, which
+// lookup_fast runs on every dentry it finds (not the starting point). In
+// rcu-walk the op is called with MAY_NOT_BLOCK / LOOKUP_RCU: `rcu: run`
+// runs its steps there too; `rcu: refuse` returns -ECHILD, the walk drops
+// to ref-walk (try_to_unlazy, or the walk's on_refuse: restart) and the op
+// runs again, blocking allowed (kernfs in 5.12 and 5.15).
+struct WalkHook {
+  bool present = false;
+  std::vector<Step> steps;       // per component; a target '.NAME' is that component's COMPONENT.NAME
+  bool refuse_rcu = false;       // rcu: refuse
+  std::vector<std::string> at;   // `at:`, the components whose op this is; empty: every one it can run on
+  SourceMark mark;
+};
+
 // A path walk (fs/namei.c), expanded into steps when the program is compiled.
 struct WalkSpec {
   std::vector<std::string> path;     // dentries, from the starting point to the last component
@@ -219,6 +238,8 @@ struct WalkSpec {
                                      // LOOKUP_FIRST failure) instead of dropping to ref-walk in place
   bool keep_last = true;             // the last dentry keeps its reference (the caller puts it later)
   bool locked_put = false;           // a put takes d_lock (vfs-scale's ref-walk: d_count under d_lock)
+  WalkHook permission;               // ->permission of each directory walked through (may_lookup)
+  WalkHook revalidate;               // ->d_revalidate of each dentry looked up (lookup_fast)
 };
 
 struct Step {
@@ -244,6 +265,14 @@ struct Step {
   WalkSpec walk;
   SourceMark mark;
 };
+
+// A walk's hooks as they run: for each component a hook runs on (path
+// order, permission before revalidate at the same component), its steps
+// with '.NAME' targets resolved to COMPONENT.NAME. The checks that follow
+// step lists (references, op calls, RCU, seqcount writers) read them here.
+bool hook_runs_on(const WalkSpec& w, const WalkHook& h, std::size_t component);
+std::vector<Step> hook_steps_at(const WalkHook& h, const std::string& component);
+std::vector<std::vector<Step>> walk_hook_instances(const Step& walk);
 
 struct OpDef {
   std::string name;

@@ -1,6 +1,7 @@
 #include "models/scenario/steps.h"
 
 #include <algorithm>
+#include <set>
 
 #include "models/kernel/cmpxchg_loop.h"
 #include "models/kernel/lock_kinds.h"
@@ -203,6 +204,62 @@ void parse_alloc(const Reader& r, const YAML::Node& n, Step& s, const std::strin
                       std::to_string(s.count), "reclaimed >= pages (the reclaiming task frees at least what it needs)");
 }
 
+// Every step of a list, bodies and branches included (a hook's steps are
+// counted again for each component they are copied to).
+std::size_t count_steps(const std::vector<Step>& steps) {
+  std::size_t n = 0;
+  for (const auto& st : steps) n += 1 + count_steps(st.body) + count_steps(st.else_body);
+  return n;
+}
+
+// `permission:` / `revalidate:` of a walk (WalkHook in scenario.h).
+void parse_walk_hook(const Reader& r, const YAML::Node& n, const char* key, Step& s, const std::string& what) {
+  const YAML::Node hn = n[key];
+  if (!hn) return;
+  const bool permission = std::string(key) == "permission";
+  WalkHook& h = permission ? s.walk.permission : s.walk.revalidate;
+  const std::string hw = "the " + std::string(key) + " hook of the " + what;
+  r.expect_map(hn, hw);
+  r.only_keys(hn, hw, {"steps", "rcu", "at"});  // not "on": a YAML 1.1 boolean (PyYAML)
+  h.present = true;
+  h.mark = r.mark(hn);
+  const YAML::Node steps = r.require(hn, "steps", hw);
+  h.steps = parse_steps(r, steps, "the steps of " + hw);
+  if (h.steps.empty()) r.fail(steps, "the steps of " + hw + " are empty", "at least one step the op runs per component");
+  const YAML::Node rcu = r.require(hn, "rcu", hw + " (what the op does in rcu-walk)");
+  const std::string v = r.scalar(rcu, "rcu of " + hw);
+  if (v == "refuse") h.refuse_rcu = true;
+  else if (v != "run")
+    r.fail(rcu, "unknown rcu '" + v + "' of " + hw,
+           "run (its steps run in rcu-walk too) or refuse (it returns -ECHILD there: the walk drops to ref-walk and "
+           "runs it again)");
+  const std::vector<std::string>& path = s.walk.path;
+  if (const auto list = hn["at"]) {
+    if (!list.IsSequence() || list.size() == 0) r.fail(list, "'at' of " + hw + " is not a non-empty list", "a list of dentries of the path");
+    for (const auto& c : list) {
+      const std::string d = r.name(c, "dentry of 'at' of " + hw);
+      const auto at = std::find(path.begin(), path.end(), d);
+      if (at == path.end()) r.fail(c, "'at' of " + hw + " names '" + d + "', which is not on the walk's path", "a dentry of the path");
+      if (permission && at + 1 == path.end())
+        r.fail(c, "'at' of " + hw + " names the last component '" + d + "', whose permission the walk does not check",
+               "a directory the walk goes through (the last component's permission is may_open's: a step after the walk)");
+      if (!permission && at == path.begin())
+        r.fail(c, "'at' of " + hw + " names the starting point '" + d + "', which the walk does not look up",
+               "a component after the first (lookup_fast revalidates what it finds)");
+      if (std::find(h.at.begin(), h.at.end(), d) != h.at.end())
+        r.fail(c, "'at' of " + hw + " names '" + d + "' twice", "each component once");
+      h.at.push_back(d);
+    }
+  }
+  std::size_t runs = 0;
+  for (std::size_t i = 0; i < path.size(); ++i) runs += hook_runs_on(s.walk, h, i) ? 1 : 0;
+  if (runs == 0)
+    r.fail(hn, hw + " runs on no component of a one-component path",
+           permission ? "a path that goes through a directory" : "a path that looks up a component");
+  // Each further component copies the steps: aliases must not multiply them for free.
+  for (std::size_t k = count_steps(h.steps) * (runs - 1); k > 0; --k) r.count_step(hn);
+}
+
 void parse_walk(const Reader& r, const YAML::Node& n, Step& s, const std::string& what) {
   const YAML::Node path = n["walk"];
   if (!path.IsSequence() || path.size() == 0)
@@ -238,6 +295,34 @@ void parse_walk(const Reader& r, const YAML::Node& n, Step& s, const std::string
     if (v == "restart") s.walk.restart = true;
     else if (v != "unlazy") r.fail(on, "unknown on_refuse '" + v + "'", "unlazy (drop to ref-walk in place) or restart");
   }
+  parse_walk_hook(r, n, "permission", s, what);
+  parse_walk_hook(r, n, "revalidate", s, what);
+}
+
+// An op that runs in rcu-walk is called with MAY_NOT_BLOCK / LOOKUP_RCU:
+// it must not sleep (a sleeping lock, a sleep, a grace period), which is
+// why kernfs refuses. Checked through op calls.
+void check_nonblocking(const StepRefs& refs, const std::vector<Step>& steps, const WalkHook& h, const char* hook,
+                       const std::string& via, std::set<std::string>& seen) {
+  const Strategy& s = refs.strategy;
+  for (const auto& st : steps) {
+    std::string blocks;
+    if (st.kind == StepKind::kLock)
+      if (auto l = s.locks.find(st.target); l != s.locks.end() && find_lock_kind(l->second.kind)->sleeps)
+        blocks = "takes " + l->second.kind + " '" + st.target + "', which may sleep";
+    if (st.kind == StepKind::kSleep) blocks = "sleeps";
+    if (st.kind == StepKind::kSynchronizeRcu) blocks = "waits for a grace period";
+    if (!blocks.empty())
+      throw ScenarioError(st.mark, std::string("the ") + hook + " hook of the walk at line " + std::to_string(h.mark.line) +
+                                       " runs in rcu-walk (rcu: run) but " + blocks + via,
+                          "rcu: refuse (the op returns -ECHILD under MAY_NOT_BLOCK / LOOKUP_RCU and runs again in "
+                          "ref-walk), or steps that do not block");
+    if (st.kind == StepKind::kCall && seen.insert(st.target).second)
+      if (auto op = s.ops.find(st.target); op != s.ops.end())
+        check_nonblocking(refs, op->second.steps, h, hook, via + " (through op '" + st.target + "')", seen);
+    check_nonblocking(refs, st.body, h, hook, via, seen);
+    check_nonblocking(refs, st.else_body, h, hook, via, seen);
+  }
 }
 
 void check_walk(const StepRefs& refs, const Step& st) {
@@ -245,6 +330,16 @@ void check_walk(const StepRefs& refs, const Step& st) {
     for (const auto& d : st.walk.path) refs.need_lock(d + ".d_lock", st.mark, true);
   if (!st.walk.refuse_if.empty()) refs.need_param(st.walk.refuse_if, ParamValue::Type::kBool, st.mark);
   if (!st.walk.component.param.empty()) refs.need_param(st.walk.component.param, ParamValue::Type::kTime, st.mark);
+  // The hooks' steps as they run, per component ('.NAME' resolved): each name declared.
+  for (const auto& steps : walk_hook_instances(st)) check_step_refs(refs, steps);
+  const std::pair<const WalkHook*, const char*> hooks[] = {{&st.walk.permission, "permission"},
+                                                           {&st.walk.revalidate, "revalidate"}};
+  for (const auto& [hook, name] : hooks)
+    for (std::size_t i = 0; i < st.walk.path.size(); ++i)
+      if (!hook->refuse_rcu && hook_runs_on(st.walk, *hook, i)) {
+        std::set<std::string> seen;
+        check_nonblocking(refs, hook_steps_at(*hook, st.walk.path[i]), *hook, name, "", seen);
+      }
 }
 
 }  // namespace
@@ -281,8 +376,11 @@ const std::vector<StepKindRow>& step_kinds() {
        check_grace_period},
       {"sum", StepKind::kSumPerCpu, {}, true, T::kLine, "sum per-CPU copies", parse_line_step<kSumKey>, check_sum},
       {"walk", StepKind::kWalk,
-       {"mode", "component", "refcount", "refuse_rcu", "refuse_if", "on_refuse", "keep_last", "locked_put"}, true,
-       T::kDentries, "per component: seqcount reads or d_lock and d_count steps", parse_walk, check_walk},
+       {"mode", "component", "refcount", "refuse_rcu", "refuse_if", "on_refuse", "keep_last", "locked_put", "permission",
+        "revalidate"},
+       true, T::kDentries,
+       "per component: seqcount reads or d_lock and d_count steps; the permission and revalidate hooks' steps",
+       parse_walk, check_walk},
       {"dec_and_lock", StepKind::kDecAndLock, {"spinlock", "last", "hold"}, true, T::kLine,
        "atomic; last reference: acquire, hold, release", parse_dec_and_lock, check_dec_and_lock},
       {"alloc", StepKind::kAlloc, {"pages", "reclaim", "reclaimed"}, true, T::kPool,
@@ -290,6 +388,48 @@ const std::vector<StepKindRow>& step_kinds() {
   };
   return rows;
 }
+
+}  // namespace vfssim::models::parse
+
+namespace vfssim::models {
+
+bool hook_runs_on(const WalkSpec& w, const WalkHook& h, std::size_t component) {
+  if (!h.present || component >= w.path.size()) return false;
+  // may_lookup checks the directory it leaves; lookup_fast revalidates what it finds.
+  if (&h == &w.permission ? component + 1 == w.path.size() : component == 0) return false;
+  return h.at.empty() || std::find(h.at.begin(), h.at.end(), w.path[component]) != h.at.end();
+}
+
+namespace {
+void resolve_relative(std::vector<Step>& steps, const std::string& component) {
+  for (auto& st : steps) {
+    for (std::string* name : {&st.target, &st.lock})
+      if (!name->empty() && (*name)[0] == '.') *name = component + *name;
+    resolve_relative(st.body, component);
+    resolve_relative(st.else_body, component);
+  }
+}
+}  // namespace
+
+std::vector<Step> hook_steps_at(const WalkHook& h, const std::string& component) {
+  std::vector<Step> steps = h.steps;
+  resolve_relative(steps, component);
+  return steps;
+}
+
+std::vector<std::vector<Step>> walk_hook_instances(const Step& walk) {
+  std::vector<std::vector<Step>> out;
+  if (walk.kind != StepKind::kWalk) return out;
+  const WalkSpec& w = walk.walk;
+  for (std::size_t i = 0; i < w.path.size(); ++i)
+    for (const WalkHook* h : {&w.revalidate, &w.permission})  // lookup_fast finds it, then may_lookup leaves it
+      if (hook_runs_on(w, *h, i)) out.push_back(hook_steps_at(*h, w.path[i]));
+  return out;
+}
+
+}  // namespace vfssim::models
+
+namespace vfssim::models::parse {
 
 const StepKindRow& step_kind(StepKind kind) {
   for (const auto& row : step_kinds())

@@ -267,6 +267,7 @@ void check_rcu_deadlock(const Strategy& s, const std::vector<Step>& steps, const
       check_rcu_deadlock(s, s.ops.at(st.target).steps, inner, via + " (through op '" + st.target + "')", checked_inside);
     if (st.has_body) check_rcu_deadlock(s, st.body, inner, via, checked_inside);
     check_rcu_deadlock(s, st.else_body, inner, via, checked_inside);
+    for (const auto& hook : walk_hook_instances(st)) check_rcu_deadlock(s, hook, inner, via, checked_inside);
   }
 }
 
@@ -324,6 +325,7 @@ void check_seq_writers(const Strategy& s, const std::vector<Step>& steps, int he
         check_seq_writers(s, op->second.steps, held, tasks, via + " (through op '" + st.target + "')", checked);
     check_seq_writers(s, st.body, inner, tasks, via, checked);
     check_seq_writers(s, st.else_body, held, tasks, via, checked);
+    for (const auto& hook : walk_hook_instances(st)) check_seq_writers(s, hook, held, tasks, via, checked);
   }
 }
 
@@ -389,6 +391,7 @@ void check_references(const Strategy& s, const std::vector<std::string>& loop, c
           if (stp.kind == StepKind::kCall) h = std::max(h, visit(stp.target, stp.mark, level + 1));
           if (stp.has_body) calls(stp.body);
           calls(stp.else_body);
+          for (const auto& hook : walk_hook_instances(stp)) calls(hook);
         }
       };
       calls(s.ops.at(op).steps);
@@ -415,6 +418,7 @@ void check_relax(const Strategy& s, const TopologySpec& machine) {
                             "the machine's 'pause: TIME' (what one cpu_relax() costs), or relax: false");
       self(self, st.body);
       self(self, st.else_body);
+      for (const auto& hook : walk_hook_instances(st)) self(self, hook);
     }
   };
   for (const auto& [name, op] : s.ops) walk(walk, op.steps);

@@ -752,6 +752,52 @@ if ob.returncode == 0:
     check(any(s2[c]["lock_stat"] != opts[("uniform", "default", c)]["lock_stat"] for c in (8, 16, 32)),
           "uniform picks come from the seed: seed 2 gives other lock_stat rows")
 
+# ---- walk hooks: permission and revalidate per component (tests/scenarios/walk-hooks.yaml) ----
+wh_file = os.path.join(src, "tests/scenarios/walk-hooks.yaml")
+# One CPU's cost per op by hand (ns): compute 1000; rcu-walk: a d_seq read 2 per
+# component, 100 per component after the first, the last dentry's reference
+# (d_lock 10 + d_count 10); ref-walk: dget of the start 10, then per component
+# 100 + get 20 + put of the previous 10. permission: fs_lock 10 + hold 40 on sys
+# and dir; revalidate: 30 on dir and attr.
+hooks_ns = 2 * (10 + 40) + 2 * 30
+wh_cost = {"no-hooks": 1000 + 4 * 2 + 3 * 100 + 20}
+wh_cost["rcu-run"] = wh_cost["no-hooks"] + hooks_ns
+# -ECHILD at sys's permission: reference on sys (20), then ref-walk: per
+# component the permission of the one it leaves, 100, get, revalidate, put.
+wh_cost["rcu-refuse"] = 1000 + 2 * 2 + 100 + 20 + 2 * ((10 + 40) + 100 + 20 + 30 + 10)
+wh_cost["ref"] = 1000 + 10 + (100 + 20 + 10) + 2 * ((10 + 40) + 100 + 20 + 30 + 10)
+check(wh_cost["rcu-run"] - wh_cost["no-hooks"] == 160, "walk hooks: their steps sum to 160 ns per op")
+wh = {}
+for strat, ns in wh_cost.items():
+    # A window of exactly 10,000 of its iterations: a cost off by 1.5 ns either way shows.
+    r = run("run", wh_file, "--strategy", strat, "--cpus", "1", "--json", "--db", "", "-q",
+            "--set", f"workload.duration={ns * 10}us")
+    check(r.returncode == 0, f"walk hooks: {strat} runs: " + r.stderr[-300:])
+    if r.returncode == 0:
+        wh[strat] = json.loads(r.stdout)["points"][0]
+        check(wh[strat]["ops"] == 10000, f"walk hooks: {strat} at 1 CPU costs {ns} ns per op "
+              f"(10000 ops in {ns * 10} us, got {wh[strat]['ops']})")
+if len(wh) == len(wh_cost):
+    acq = lambda s, name: {l["name"]: l for l in wh[s]["lock_stat"]}.get(name, {}).get("acquisitions", 0)  # noqa: E731
+    # Acquisitions in the window against iterations ended in it: the edges may differ by one.
+    near = lambda a, b: abs(a - b) <= 2  # noqa: E731
+    check(acq("rcu-run", "sys.d_lock") == 0 and acq("rcu-run", "dir.d_lock") == 0 and
+          near(acq("rcu-refuse", "sys.d_lock"), wh["rcu-refuse"]["ops"]) and
+          near(acq("rcu-refuse", "dir.d_lock"), wh["rcu-refuse"]["ops"]),
+          "walk hooks: rcu: refuse drops to ref-walk at sys (sys's and dir's d_lock every op; never under rcu: run)")
+    check(all(near(acq(s, "fs_lock"), 2 * wh[s]["ops"]) for s in ("rcu-run", "rcu-refuse", "ref")),
+          "walk hooks: the permission op takes fs_lock once per directory of the filesystem, twice an op")
+    under = lambda s, frame: sum(e["share"] for e in wh[s]["profile"] if frame in e["chain"])  # noqa: E731
+    check(under("rcu-run", "inode_permission <- link_path_walk") > 0 and
+          under("rcu-refuse", "d_revalidate <- link_path_walk") > 0 and
+          under("no-hooks", "inode_permission") == 0,
+          "walk hooks: the profile shows the ops under inode_permission / d_revalidate <- link_path_walk")
+four = run("run", wh_file, "--cpus", "4", "--json", "--db", "", "-q")
+if four.returncode == 0:
+    f4 = {p["strategy"]: p for p in json.loads(four.stdout)["points"]}
+    check(f4["rcu-refuse"]["ops_per_sec"] < f4["rcu-run"]["ops_per_sec"],
+          "walk hooks: at 4 CPUs the refusing ops run slower (the shared dentries' d_lock lines bounce)")
+
 # ---- validate --uncertainty: every figure's 80% band and the coverage of the predictions ----
 kf = os.path.join(src, "scenarios/seed/kernfs-sysfs-c5.yaml")
 vu = run("validate", kf, "--db", "", "--uncertainty", "4", "--json", "-q")

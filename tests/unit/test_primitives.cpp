@@ -47,6 +47,16 @@ const LockReport& lock(const PointResult& r, const std::string& name) {
   return r.locks.front();
 }
 
+// A strategy whose op `iter` computes 1 us and walks [root, tmp, file]
+// (root and tmp shared, file the task's own) at 100 ns per component:
+// `walk` the walk's other keys, `locks` entries of a locks: mapping.
+std::string walk_strategy(const std::string& walk, const std::string& locks = "") {
+  return "    dentries:\n      root: {scope: global}\n      tmp: {scope: global}\n      file: {scope: task}\n"
+         "    dentry_lock: ticket\n" + (locks.empty() ? std::string() : "    locks:\n" + locks) +
+         "    ops:\n      iter:\n        - compute: 1000ns\n"
+         "        - walk: [root, tmp, file]\n          component: 100ns\n          " + walk + "\n";
+}
+
 }  // namespace
 
 TEST_CASE("one CPU's rate is 1/(path cost) exactly for every primitive") {
@@ -359,25 +369,94 @@ TEST_CASE("path walk: exact single-CPU costs of ref-walk, rcu-walk and the two d
   for (const auto& c : cases) {
     const std::string name = c.name;
     CAPTURE(name);
-    const std::string s =
-        "    dentries:\n      root: {scope: global}\n      tmp: {scope: global}\n      file: {scope: task}\n"
-        "    dentry_lock: ticket\n"
-        "    ops:\n      iter:\n        - compute: 1000ns\n"
-        "        - walk: [root, tmp, file]\n          component: 100ns\n          " + c.walk + "\n";
-    const Scenario sc = scenario(s, 4, std::to_string(c.path_ns) + "us");
+    const Scenario sc = scenario(walk_strategy(c.walk), 4, std::to_string(c.path_ns) + "us");
     const auto r = run(sc, 1);
     CHECK(r.ops == 1000);
   }
 }
 
+TEST_CASE("walk hooks: exact single-CPU costs of permission and revalidate in ref-walk, rcu-walk and their refusals") {
+  struct Case {
+    const char* name;
+    std::string hooks;
+    std::int64_t path_ns;
+  };
+  // The path [root, tmp, file]: permission runs on root and tmp (the
+  // directories walked through), revalidate on tmp and file (the dentries
+  // looked up). P = 70 ns, V = 30 ns; C = 100 ns per component; get =
+  // d_lock 10 + d_count 10; put = d_count 10; a d_seq read 2; dget of the
+  // start 10; an uncontended i_lock 10 + its hold.
+  const std::string perm = "\n          permission:\n            steps: [{compute: 70ns}]\n            rcu: ";
+  const std::string reval = "\n          revalidate:\n            steps: [{compute: 30ns}]\n            rcu: ";
+  const Case cases[] = {
+      {"ref-walk, no hooks", "mode: ref", 1000 + 10 + (100 + 20 + 10) * 2},
+      {"ref-walk: both hooks, twice each", "mode: ref" + perm + "run" + reval + "run",
+       1000 + 10 + (100 + 20 + 10) * 2 + 2 * 70 + 2 * 30},
+      {"rcu-walk: both hooks run under RCU", "mode: rcu" + perm + "run" + reval + "run",
+       1000 + 2 + (100 + 2) * 2 + 20 + 2 * 70 + 2 * 30},
+      // At root: -ECHILD, unlazy there (dget), then everything in ref-walk.
+      {"rcu-walk: permission refuses at root", "mode: rcu" + perm + "refuse" + reval + "run",
+       1000 + 2 + 10 + (70 + 100 + 20 + 30 + 10) * 2},
+      // At tmp's revalidate: references on root and tmp, the op again, root put.
+      {"rcu-walk: revalidate refuses at tmp", "mode: rcu" + perm + "run" + reval + "refuse",
+       1000 + 2 + 70 + 100 + 2 + (20 + 20 + 30 + 10) + (70 + 100 + 20 + 30 + 10)},
+      {"rcu-walk: permission only on tmp refuses there, unlazy",
+       "mode: rcu" + perm + "refuse\n            at: [tmp]", 1000 + 2 + 100 + 2 + 20 + (70 + 100 + 20 + 10)},
+      {"rcu-walk: permission only on tmp refuses there, restart",
+       "mode: rcu\n          on_refuse: restart" + perm + "refuse\n            at: [tmp]",
+       1000 + 2 + 100 + 2 + 10 + (100 + 20 + 10) + (70 + 100 + 20 + 10)},
+      {"ref-walk: each directory's own i_lock ('.i_lock')",
+       "mode: ref\n          permission:\n            steps: [{lock: .i_lock, hold: 50ns}]\n            rcu: run",
+       1000 + 10 + (100 + 20 + 10) * 2 + 2 * (10 + 50)},
+  };
+  for (const auto& c : cases) {
+    const std::string name = c.name;
+    CAPTURE(name);
+    const std::string s = walk_strategy(
+        c.hooks, "      root.i_lock: {kind: ticket, scope: global}\n      tmp.i_lock: {kind: ticket, scope: global}\n");
+    // 10,000 iterations exactly: a cost 1.5 ns off either way would show.
+    CHECK(run(scenario(s, 4, std::to_string(c.path_ns * 10) + "us"), 1).ops == 10000);
+  }
+}
+
+TEST_CASE("walk hooks: a refusing permission drops rcu-walk to ref-walk; the profile and lock stats show it") {
+  auto point = [](const std::string& rcu) {
+    const std::string s = walk_strategy(
+        "mode: rcu\n          permission:\n            steps: [{lock: fs_lock, hold: 40ns}]\n            rcu: " + rcu,
+        "      fs_lock: {kind: ticket, scope: global}\n");
+    return run(scenario(s, 4), 1);
+  };
+  const auto run_rcu = point("run"), refuse = point("refuse");
+  // Acquisitions in the window, against iterations ended in it: an
+  // iteration straddling either edge counts in one and not the other.
+  auto acquisitions = [](const PointResult& r, const std::string& name) -> std::int64_t {
+    for (const auto& l : r.locks)
+      if (l.name == name) return static_cast<std::int64_t>(l.stats.acquisitions);
+    return 0;  // never taken: not even in the program
+  };
+  auto near = [](std::int64_t a, std::int64_t b) { return a >= b - 2 && a <= b + 2; };
+  // Under RCU nothing of tmp is stored to; after the refusal at root,
+  // ref-walk takes a reference on tmp every iteration.
+  const auto ops_run = static_cast<std::int64_t>(run_rcu.ops), ops_refuse = static_cast<std::int64_t>(refuse.ops);
+  CHECK(acquisitions(run_rcu, "tmp.d_lock") == 0);
+  CHECK(near(acquisitions(refuse, "tmp.d_lock"), ops_refuse));
+  // The op runs per directory either way: twice an iteration.
+  CHECK(near(acquisitions(run_rcu, "fs_lock"), 2 * ops_run));
+  CHECK(near(acquisitions(refuse, "fs_lock"), 2 * ops_refuse));
+  auto time_in = [](const PointResult& r, const std::string& frame) {
+    std::int64_t t = 0;
+    for (const auto& e : r.profile)
+      if (e.chain.find(frame) != std::string::npos) t += e.time.count();
+    return t;
+  };
+  CHECK(time_in(run_rcu, "inode_permission <- link_path_walk") > 0);
+  CHECK(time_in(refuse, "inode_permission <- link_path_walk") > 0);
+  CHECK(time_in(run_rcu, "d_revalidate") == 0);
+}
+
 TEST_CASE("path walk: ref-walk of a shared path stops scaling, rcu-walk does not") {
   auto rate = [](const std::string& mode, int cpus) {
-    const std::string s =
-        "    dentries:\n      root: {scope: global}\n      tmp: {scope: global}\n      file: {scope: task}\n"
-        "    dentry_lock: ticket\n"
-        "    ops:\n      iter:\n        - compute: 1000ns\n"
-        "        - walk: [root, tmp, file]\n          component: 100ns\n          mode: " + mode + "\n";
-    return run(scenario(s, 16), cpus).ops_per_sec;
+    return run(scenario(walk_strategy("mode: " + mode), 16), cpus).ops_per_sec;
   };
   const double ref1 = rate("ref", 1), ref16 = rate("ref", 16);
   const double rcu1 = rate("rcu", 1), rcu16 = rate("rcu", 16);
