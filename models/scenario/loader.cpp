@@ -236,6 +236,9 @@ void check_fits(const Scenario& sc) {
     if (f->bound != "about" || !std::isfinite(f->reported))
       throw ScenarioError(c.mark, "constant " + c.name + " is fitted to figure '" + c.fit + "', which gives only a bound",
                           "a fit to a figure with a reported value");
+    if (!(f->reported > 0))
+      throw ScenarioError(c.mark, "constant " + c.name + " is fitted to figure '" + c.fit + "', whose reported value is not positive",
+                          "a fit to a positive figure (the search matches log(figure); a change of -100% or less has none)");
     if (const auto [it, fresh] = fitted_by.emplace(c.fit, c.name); !fresh)
       throw ScenarioError(c.mark, "constants " + it->second + " and " + c.name + " are both fitted to figure '" + c.fit + "'",
                           "one constant per fitted figure");
