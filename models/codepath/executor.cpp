@@ -102,7 +102,9 @@ void Executor::build_instances() {
     if (!word) throw std::invalid_argument("line '" + d.name + "' is on lock '" + d.on + "', which has no word line");
     return word;
   };
-  lines_.build(n, program_.lines.size(), key(&program_.lines), on_lock,
+  // shared_by: N consecutive task indices (or CPU numbers) to one instance.
+  auto line_key = [this, k = key(&program_.lines)](std::size_t t, std::size_t s) { return k(t, s) / program_.lines[s].shared_by; };
+  lines_.build(n, program_.lines.size(), line_key, on_lock,
                [](std::size_t, int) { return std::make_unique<CacheLine>(); }, objects(&program_.lines));
   seqs_.build(n, program_.seqcounts.size(), key(&program_.seqcounts),
               [](std::size_t, std::size_t) -> SeqCount* { return nullptr; },

@@ -51,6 +51,7 @@ Strategy point_strategy(const Scenario& scenario, const PointSpec& spec) {
     if (it == s.lines.end())
       throw std::invalid_argument("strategy '" + s.name + "' has no line '" + name + "' to make private");
     it->second.scope = Scope::kTask;
+    it->second.shared_by = 1;  // a line of its own
   }
   return s;
 }
@@ -156,7 +157,10 @@ std::string point_fingerprint(const Scenario& scenario, const PointSpec& spec) {
       b << l.behaviour << l.handoff << l.reader_spin << l.reader_steal << l.wake_all_readers;
   }
   b << p.lines.size();
-  for (const LineDecl& l : p.lines) (b << l.name << l.scope << l.on).object_set(l.scope, l.objects);
+  for (const LineDecl& l : p.lines) {
+    (b << l.name << l.scope << l.on).object_set(l.scope, l.objects);
+    if (l.shared_by != 1) b << l.shared_by;  // only then: the other lines' fingerprints stay as they were
+  }
   b << p.seqcounts.size();
   for (const SeqDecl& q : p.seqcounts) (b << q.name << q.scope).object_set(q.scope, q.objects);
   b << p.pools.size();

@@ -164,6 +164,10 @@ struct LineDecl {
   std::string on;
   SourceMark mark;
   ObjectSet objects;  // scope: object
+  // `shared_by: N` on scope task or cpu: N consecutive tasks (task index),
+  // or CPUs (CPU number), share one instance: fields of an array packed N
+  // to a cache line (eight 8-byte fds per line of the fd array). 1: none.
+  int shared_by = 1;
 };
 
 struct SeqDecl {

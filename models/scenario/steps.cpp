@@ -101,6 +101,9 @@ constexpr char kSumKey[] = "sum";
 void check_sum(const StepRefs& refs, const Step& st) {
   if (refs.strategy.lines.at(st.target).scope != Scope::kCpu)
     throw ScenarioError(st.mark, "sum over line '" + st.target + "', which is not per-CPU", "a line with 'scope: cpu'");
+  if (refs.strategy.lines.at(st.target).shared_by != 1)  // the sum's cost is one line per CPU
+    throw ScenarioError(st.mark, "sum over line '" + st.target + "', whose per-CPU copies share lines (shared_by)",
+                        "a per-CPU line without 'shared_by'");
 }
 
 void parse_percpu_add(const Reader& r, const YAML::Node& n, Step& s, const std::string& what) {

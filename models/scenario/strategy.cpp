@@ -32,9 +32,10 @@ void parse_scoped(const Reader& r, const YAML::Node& n, const std::string& kind,
     if constexpr (std::is_same_v<Decl, LineDecl>) {
       if (const auto on = kv.second["on"]) {  // a line on a lock's word has the lock's scope
         d.on = r.name(on, "lock of " + what);
-        if (kv.second["scope"])
-          r.fail(kv.second["scope"], what + " is on lock '" + d.on + "': its scope is the lock's",
-                 "either scope: or on: LOCK, not both");
+        for (const char* k : {"scope", "shared_by"})
+          if (kv.second[k])
+            r.fail(kv.second[k], what + " is on lock '" + d.on + "': its scope is the lock's",
+                   std::string("either ") + k + ": or on: LOCK, not both");
         out[d.name] = d;
         continue;
       }
@@ -49,6 +50,24 @@ template <class Decl>
 void parse_scoped(const Reader& r, const YAML::Node& n, const std::string& kind, const std::string& strategy,
                   std::map<std::string, Decl>& out) {
   parse_scoped(r, n, kind, strategy, out, {"scope", "objects", "pick"}, [](Decl&, const YAML::Node&, const std::string&) {});
+}
+
+// lines: `shared_by: N`, N tasks (scope task, by task index) or N CPUs
+// (scope cpu, by CPU number) to one instance: false sharing of an array's
+// elements. Elsewhere it would mean nothing: global, node and process
+// (in thread mode) are shared already, a process's data is its own
+// allocation, and scope object picks its instance per iteration.
+auto parse_shared_by(const Reader& r) {
+  return [&r](LineDecl& d, const YAML::Node& m, const std::string& what) {
+    const auto v = m["shared_by"];
+    if (!v) return;
+    if (d.scope != Scope::kTask && d.scope != Scope::kCpu)
+      r.fail(v, "'shared_by' on " + what + ", whose scope is " + to_string(d.scope) +
+                    (d.scope == Scope::kObject ? " (its instance is picked per iteration)" : ""),
+             "'shared_by: N' with scope task (N consecutive tasks share a line) or cpu (N consecutive CPUs), or no "
+             "'shared_by'");
+    d.shared_by = static_cast<int>(r.integer(v, "shared_by of " + what, 1, Topology::kMaxCpus));
+  };
 }
 
 // pools: NAME: {scope: S, low: PAGES, high: PAGES, refill: PAGES_PER_S}
@@ -188,8 +207,7 @@ Strategy parse_strategy(const Reader& r, const std::string& name, const YAML::No
   if (n["extends"]) s.extends = r.name(n["extends"], "extends");
   if (const auto locks = n["locks"]) parse_locks(r, locks, name, s.locks);
   if (const auto lines = n["lines"])
-    parse_scoped(r, lines, "line", name, s.lines, {"scope", "on", "objects", "pick"},
-                 [](LineDecl&, const YAML::Node&, const std::string&) {});
+    parse_scoped(r, lines, "line", name, s.lines, {"scope", "on", "objects", "pick", "shared_by"}, parse_shared_by(r));
   if (const auto pools = n["pools"]) parse_pools(r, pools, name, s.pools);
   if (const auto ops = n["ops"]) {
     r.expect_map(ops, "ops of strategy '" + name + "'");

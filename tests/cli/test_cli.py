@@ -798,6 +798,27 @@ if four.returncode == 0:
     check(f4["rcu-refuse"]["ops_per_sec"] < f4["rcu-run"]["ops_per_sec"],
           "walk hooks: at 4 CPUs the refusing ops run slower (the shared dentries' d_lock lines bounce)")
 
+# ---- shared_by: fd slots packed eight to a line (tests/scenarios/shared-by.yaml) ----
+sb = run("run", os.path.join(src, "tests/scenarios/shared-by.yaml"), "--json", "--db", "", "-q")
+check(sb.returncode == 0, "shared-by runs: " + sb.stderr[-300:])
+if sb.returncode == 0:
+    sbp = {(p["strategy"], p["cpus"]): p for p in json.loads(sb.stdout)["points"]}
+    sb_inst = lambda s, c: {l["name"]: l for l in sbp[(s, c)]["lines"]}["fd_slot"]["instances"]  # noqa: E731
+    check([sb_inst("packed", c) for c in (1, 8, 16, 32)] == [1, 1, 2, 4] and sb_inst("private", 32) == 32,
+          "shared_by: 8 by task index: one line per 8 tasks (1, 1, 2, 4 at 1, 8, 16, 32 CPUs), private: one per task")
+    check(all(sbp[(s, 1)]["ops"] == sbp[("private", 1)]["ops"] for s in ("packed", "packed-cpu", "one-line")),
+          "at 1 CPU packing costs nothing: every strategy runs the same iterations")
+    check(sbp[("packed", 8)]["ops"] == sbp[("one-line", 8)]["ops"] and
+          sbp[("packed", 8)]["lines"][0]["bounces"] == sbp[("one-line", 8)]["lines"][0]["bounces"],
+          "shared_by: 8 at 8 CPUs (N >= CPUs) is the one shared line: the same iterations and bounces")
+    check(sbp[("packed", 8)]["ops"] < sbp[("private", 8)]["ops"] / 2,
+          f"false sharing at 8 CPUs: packed slots at less than half the private lines' rate "
+          f"({sbp[('packed', 8)]['ops']} against {sbp[('private', 8)]['ops']})")
+    check(all(sbp[("one-line", c)]["ops"] < sbp[("packed", c)]["ops"] < sbp[("private", c)]["ops"] for c in (16, 32)),
+          "at 16 and 32 CPUs the 2 and 4 packed lines run between one shared line and private lines")
+    check(sb_inst("packed-cpu", 8) == 2 and sbp[("packed-cpu", 8)]["ops"] > sbp[("packed", 8)]["ops"],
+          "scope cpu, shared_by: 8 groups by CPU number: spread's CPUs 0,2,4,6 and 48..54 make two lines, one per socket")
+
 # ---- validate --uncertainty: every figure's 80% band and the coverage of the predictions ----
 kf = os.path.join(src, "scenarios/seed/kernfs-sysfs-c5.yaml")
 vu = run("validate", kf, "--db", "", "--uncertainty", "4", "--json", "-q")

@@ -463,3 +463,28 @@ TEST_CASE("path walk: ref-walk of a shared path stops scaling, rcu-walk does not
   CHECK(rcu16 / rcu1 > 15.0);  // nothing shared is written
   CHECK(ref16 / ref1 < 10.0);  // every walk bounces the shared dentries' lines
 }
+
+TEST_CASE("shared_by: N tasks, or N CPUs, share one instance of a line") {
+  auto run_line = [](const std::string& decl, int cpus) {
+    const std::string s =
+        "    lines:\n      slot: " + decl + "\n"
+        "    ops:\n      iter:\n        - compute: 1000ns\n        - atomic: slot\n";
+    return run(scenario(s, 8, "1010us"), cpus);
+  };
+  auto instances = [](const PointResult& r) { return r.lines.at(0).instances; };
+  CHECK(instances(run_line("{scope: task, shared_by: 4}", 8)) == 2);
+  CHECK(instances(run_line("{scope: task, shared_by: 3}", 8)) == 3);  // tasks 0-2, 3-5, 6-7
+  CHECK(instances(run_line("{scope: cpu, shared_by: 4}", 8)) == 2);
+  CHECK(instances(run_line("{scope: task, shared_by: 1}", 8)) == 8);
+  // One CPU: its own line, exactly (compute 1000 + a local atomic 10).
+  CHECK(run_line("{scope: task, shared_by: 8}", 1).ops == 1000);
+  // Two tasks on one line bounce it (a transfer of 100 ns each way): slower
+  // than private lines, and the same simulation as one global line.
+  const auto packed = run_line("{scope: task, shared_by: 2}", 2);
+  CHECK(run_line("{scope: task}", 2).ops == 2000);
+  CHECK(packed.ops < 1900);
+  CHECK(packed.ops == run_line("{scope: global}", 2).ops);
+  // shared_by 2 at 4 CPUs: two pairs, each about as the 2-CPU case.
+  const auto pairs = static_cast<double>(run_line("{scope: task, shared_by: 2}", 4).ops);
+  CHECK(pairs == doctest::Approx(2.0 * static_cast<double>(packed.ops)).epsilon(0.02));
+}
