@@ -355,6 +355,9 @@ void Executor::run(std::size_t t, sim::Time at, bool from_event) {
     case InstrKind::kJump:
       task.pc = in.jump;
       return true;
+    case InstrKind::kCallbackEnd:
+      task.pc = task.callback_return;
+      return true;
     case InstrKind::kPercpuCount: {
       at += topo_.local_hit();  // this_cpu_add
       profile_.charge(task.pc, topo_.local_hit());
@@ -374,9 +377,15 @@ void Executor::run(std::size_t t, sim::Time at, bool from_event) {
 [[gnu::always_inline]] inline bool Executor::end_iteration(std::size_t t, sim::Time& at, bool& ended_before) {
   Task& task = tasks_[t];
   if (rcu_) {  // callbacks whose grace period has ended: softirq, CPU time of this task
-    const Duration cb = rcu_->run_callbacks(t);
+    std::uint32_t entry = 0;
+    const Duration cb = rcu_->run_callbacks(t, entry);
     profile_.charge_callbacks(cb);
     at += cb;
+    if (entry) {  // a callback with steps: they run here, then this end of iteration again
+      task.callback_return = task.pc;
+      task.pc = entry;
+      return true;
+    }
   }
   if (at > config_.warmup && at <= config_.end) {
     ++task.window_iterations;
@@ -445,7 +454,14 @@ void Executor::run(std::size_t t, sim::Time at, bool from_event) {
       if (rcu_ && rcu_->read_unlock(t, at)) schedule_grace_period_end(at > sim_.now() ? at : sim_.now());
       break;
     case InstrKind::kSynchronizeRcu: synchronize_rcu(t, at); return false;
-    case InstrKind::kCallRcu: schedule_grace_period_end(rcu_->call_rcu(t, at, draw(task, in.time))); break;
+    case InstrKind::kCallRcu:
+      if (in.aux) {  // a callback of steps: queue its code, go on past it
+        schedule_grace_period_end(rcu_->call_rcu(t, at, Duration{0}, in.jump2));
+        task.pc = in.jump;
+        return true;
+      }
+      schedule_grace_period_end(rcu_->call_rcu(t, at, draw(task, in.time)));
+      break;
     case InstrKind::kPoolAlloc:
       // Above the low watermark: take the pages and skip direct reclaim.
       task.pc = task.pools[in.slot]->try_take(at, in.count) ? in.jump : task.pc + 1;

@@ -143,6 +143,7 @@ class Executor final : public sim::EventHandler {
     std::vector<SeqFrame> seq_stack;
     bool seq_restart = false;      // next kSeqBegin restarts the top frame
     bool lock_retry = false;       // re-trying an acquire it was woken for (its contention is counted)
+    std::uint32_t callback_return = 0;  // running an RCU callback's steps: the kEndIteration that ran it
     Duration sum_cost{0};          // cost of reading every CPU's copy of a per-CPU line
   };
 

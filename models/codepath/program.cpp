@@ -333,9 +333,21 @@ class Compiler {
           break;
         case StepKind::kCallRcu: {
           p_.uses_rcu_gp = true;
+          const std::uint32_t at = here();
           Instr c = make_instr(InstrKind::kCallRcu);
           c.time = st.time;
           emit(c, frame, symbol("call_rcu"), "", st.mark);
+          if (st.has_body) {
+            // The callback's steps follow, jumped over; they run from the
+            // softirq's frames: "X <- fn <- rcu_do_batch <- rcu_process_callbacks".
+            p_.code[at].aux = 1;
+            p_.code[at].jump2 = here();
+            p_.frames.push_back({-1, "rcu_process_callbacks"});
+            const auto f = sub_frame(sub_frame(static_cast<std::uint32_t>(p_.frames.size() - 1), "rcu_do_batch"), st.target);
+            steps(st.body, f);
+            emit(make_instr(InstrKind::kCallbackEnd), f, symbol(p_.frames[f].name), "", st.mark);
+            p_.code[at].jump = here();
+          }
           break;
         }
       }
@@ -574,8 +586,8 @@ double zero_time_probability(const Program& program, const std::vector<std::stri
         // Shared steps that cost nothing themselves: call_rcu's callback runs
         // only after a grace period (a loop of call_rcu alone would queue
         // callbacks at one instant forever), and the pool's bookkeeping.
-        case InstrKind::kCallRcu:
         case InstrKind::kPoolReclaimed: v = at(i + 1); break;
+        case InstrKind::kCallRcu: v = at(in.aux ? in.jump : i + 1); break;  // over the callback's code
         case InstrKind::kPoolAlloc: v = std::max(at(i + 1), at(in.jump)); break;
         default: v = 0; break;  // a shared step: it costs the machine's time, and yields to the engine
       }

@@ -39,7 +39,9 @@ enum class InstrKind : std::uint8_t {
   kRcuReadLock,    // free, but at the global clock: grace periods look at it
   kRcuReadUnlock,  // reports a deferred quiescent state
   kSynchronizeRcu,
-  kCallRcu,        // callback costing `time`, run after a grace period
+  kCallRcu,        // callback costing `time`, run after a grace period; `aux` 1: the callback is the
+                   //   code at `jump2`, up to its kCallbackEnd, and the task goes on at `jump`
+  kCallbackEnd,    // the end of a callback's code: back to the end of iteration that ran it
   kPoolAlloc,      // `count` pages from pool `slot`: fast path -> `jump`; below low: fall into direct reclaim
   kPoolReclaimed,  // direct reclaim done: `aux` pages back to pool `slot`, then the allocation's `count` taken
   kCmpxchg,        // cmpxchg loop on line `slot` (`count` retries, `aux` relax): ok -> `jump`; exhausted: fall through

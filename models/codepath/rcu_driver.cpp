@@ -40,11 +40,11 @@ std::optional<sim::Time> RcuDriver::synchronize(std::size_t t, sim::Time at) {
   return started ? std::optional<sim::Time>(gp_.provisional_end()) : std::nullopt;
 }
 
-std::optional<sim::Time> RcuDriver::call_rcu(std::size_t t, sim::Time at, Duration cost) {
+std::optional<sim::Time> RcuDriver::call_rcu(std::size_t t, sim::Time at, Duration cost, std::uint32_t entry) {
   bool started = false;
   const std::uint64_t gp = gp_.request(at, started);
   ++gp_.stats().callbacks_queued;
-  tasks_[t].callbacks.push_back({gp, cost, at});
+  tasks_[t].callbacks.push_back({gp, cost, at, entry});
   return started ? std::optional<sim::Time>(gp_.provisional_end()) : std::nullopt;
 }
 
@@ -76,8 +76,9 @@ std::optional<sim::Time> RcuDriver::complete(sim::Time now, std::vector<std::siz
   return next ? std::optional<sim::Time>(gp_.provisional_end()) : std::nullopt;
 }
 
-Duration RcuDriver::run_callbacks(std::size_t t) {
+Duration RcuDriver::run_callbacks(std::size_t t, std::uint32_t& entry) {
   Duration cost{0};
+  entry = 0;
   auto& queue = tasks_[t].callbacks;
   while (!queue.empty() && queue.front().gp <= gp_.completed()) {
     const Callback cb = queue.front();
@@ -87,8 +88,12 @@ Duration RcuDriver::run_callbacks(std::size_t t) {
         throw InvariantViolation("RCU callback queued at " + sim::format_duration(cb.queued - sim::Time{}) +
                                  " ran while cpu " + std::to_string(cpus_[u]) +
                                  " is still in a read section begun before it");
-    cost += cb.cost;
     ++gp_.stats().callbacks_invoked;
+    if (cb.entry) {
+      entry = cb.entry;
+      break;
+    }
+    cost += cb.cost;
   }
   return cost;
 }

@@ -42,8 +42,9 @@ class RcuDriver {
   // ends. Returns the provisional end to schedule when a grace period
   // starts now.
   std::optional<sim::Time> synchronize(std::size_t task, sim::Time at);
-  // call_rcu(): a callback costing `cost` once a grace period has passed.
-  std::optional<sim::Time> call_rcu(std::size_t task, sim::Time at, Duration cost);
+  // call_rcu(): a callback costing `cost` once a grace period has passed,
+  // or (`entry` > 0) running the program's code at `entry`.
+  std::optional<sim::Time> call_rcu(std::size_t task, sim::Time at, Duration cost, std::uint32_t entry = 0);
 
   // The provisional end of the running grace period: true when it is
   // complete now, false when readers still hold it.
@@ -53,10 +54,13 @@ class RcuDriver {
   // period's provisional end when one starts now.
   std::optional<sim::Time> complete(sim::Time now, std::vector<std::size_t>& released);
 
-  // Runs task `task`'s callbacks whose grace period has ended; returns the
-  // CPU time they cost. Throws InvariantViolation when a read section open
-  // at a callback's call_rcu() is still open (grace-period safety).
-  Duration run_callbacks(std::size_t task);
+  // Runs task `task`'s callbacks whose grace period has ended, in the order
+  // queued; returns the CPU time of those with a cost. The first with steps
+  // stops it: `entry` is set to its code (else 0), which the task runs
+  // before it calls this again. Throws InvariantViolation when a read
+  // section open at a callback's call_rcu() is still open (grace-period
+  // safety).
+  Duration run_callbacks(std::size_t task, std::uint32_t& entry);
 
   const RcuStats& stats() const { return gp_.stats(); }
   void reset_stats() { gp_.stats().reset(); }
@@ -66,6 +70,7 @@ class RcuDriver {
     std::uint64_t gp;  // grace period that must end first
     Duration cost;
     sim::Time queued;
+    std::uint32_t entry;  // > 0: the callback's code in the program
   };
   struct TaskState {
     int depth = 0;                 // rcu_read_lock nesting

@@ -203,7 +203,7 @@ enum class StepKind {
   kSeqWrite,        // seq_write: S, body: [...]
   kRcuRead,         // rcu_read: [...]
   kSynchronizeRcu,  // synchronize_rcu: normal
-  kCallRcu,         // call_rcu: TIME                     callback cost, run after a GP
+  kCallRcu,         // call_rcu: TIME | {steps: [...], fn} callback cost or steps, run after a GP
   kSumPerCpu,       // sum: LINE                          read every CPU's copy
   kWalk,            // walk: [dentries], mode: rcu|ref     path lookup (expanded at compile time)
   kDecAndLock,      // dec_and_lock: LINE, spinlock: L, last: P, hold: TIME   atomic_dec_and_lock
@@ -248,11 +248,11 @@ struct WalkSpec {
 
 struct Step {
   StepKind kind = StepKind::kCompute;
-  std::string target;    // lock, line, seqcount or op name
+  std::string target;    // lock, line, seqcount or op name; call_rcu with steps: the callback's fn ("" none)
   TimeDist time;         // compute/sleep time, lock hold, callback cost
   LockMode mode = LockMode::kExclusive;
   bool has_body = false;
-  std::vector<Step> body;       // under the lock / repeated / then / read section / direct reclaim
+  std::vector<Step> body;       // under the lock / repeated / then / read section / direct reclaim / RCU callback
   std::vector<Step> else_body;  // branch
   int count = 1;                // repeat count; percpu batch; seq retries (-1: unbounded); alloc pages
   int reclaimed = 0;            // alloc: pages its direct reclaim gives back

@@ -178,8 +178,101 @@ void check_grace_period(const StepRefs& refs, const Step& st) {
                         "'kernel: {hz: N}' in the strategy (or the one it extends)");
 }
 
+// `call_rcu: TIME`, a callback of that cost, or `call_rcu: {steps: [...],
+// fn: NAME}`, a callback that runs those steps (the time forms' mappings
+// have `exp` or `uniform`, a range `estimate`).
 void parse_call_rcu(const Reader& r, const YAML::Node& n, Step& s, const std::string& what) {
-  s.time = r.time_dist(n["call_rcu"], "callback cost of the " + what, false);
+  const YAML::Node v = n["call_rcu"];
+  if (!v.IsMap() || r.site(v) || (!v["steps"] && (v["exp"] || v["uniform"]))) {
+    s.time = r.time_dist(v, "callback cost of the " + what, false);
+    return;
+  }
+  const std::string cb = "the callback of the " + what;
+  r.only_keys(v, cb, {"steps", "fn"});
+  const YAML::Node steps = r.require(v, "steps", cb);
+  if (!steps.IsSequence() || steps.size() == 0)
+    r.fail(steps, "the steps of " + cb + " are not a non-empty list", "a list of steps such as [ {atomic: cred_usage} ]");
+  if (v["fn"]) s.target = r.name(v["fn"], "fn of " + cb);
+  s.has_body = true;
+  s.body = parse_steps(r, steps, cb);
+}
+
+// A callback runs in softirq context (rcu_do_batch from RCU_SOFTIRQ): it
+// may spin (spinlocks, rwlocks, cmpxchg loops), touch lines and compute,
+// never sleep. Steps the executor does not run there (read sections,
+// seqcounts, allocations, path walks, a nested call_rcu) and per-object
+// declarations (the callback runs in a later iteration than the one that
+// picked the object) are refused too. Through op calls, each op once.
+void check_callback_steps(const StepRefs& refs, const std::vector<Step>& steps, const Step& call,
+                          const std::string& via, std::vector<std::string>& seen) {
+  const Strategy& s = refs.strategy;
+  const std::string where = " inside the RCU callback queued at line " + std::to_string(call.mark.line) + ", column " +
+                            std::to_string(call.mark.column) + via + ": ";
+  const std::string allowed = "in a callback: compute, spinning locks (" + lock_kind_names(true) +
+                              ", rwlock, brlock), atomic, read, write, sum, cmpxchg, lockref, dec_and_lock, percpu_add, "
+                              "branch, repeat, call";
+  auto refuse = [&](const Step& st, const std::string& what, const std::string& why) {
+    throw ScenarioError(st.mark, what + where + why, allowed);
+  };
+  const std::string softirq = "a callback runs in softirq and cannot sleep";
+  auto no_object = [&](const Step& st, const std::string& kind, Scope scope, const std::string& name) {
+    if (scope == Scope::kObject)
+      refuse(st, kind + " '" + name + "' of scope object", "the callback runs after the iteration that picked its object");
+  };
+  auto lock_ok = [&](const Step& st, const std::string& name) {
+    auto it = s.locks.find(name);
+    if (it == s.locks.end()) return;  // check_step_refs reports it
+    const LockKind* k = find_lock_kind(it->second.kind);
+    if (k && k->sleeps) refuse(st, "lock '" + name + "' of kind " + it->second.kind, "it may sleep, and " + softirq);
+    no_object(st, "lock", it->second.scope, name);
+  };
+  auto line_ok = [&](const Step& st, const std::string& name) {
+    if (auto it = s.lines.find(name); it != s.lines.end()) no_object(st, "line", it->second.scope, name);
+  };
+  for (const Step& st : steps) {
+    switch (st.kind) {
+      case StepKind::kSleep: refuse(st, "a sleep step", softirq); break;
+      case StepKind::kSynchronizeRcu: refuse(st, "synchronize_rcu", softirq); break;
+      case StepKind::kCallRcu:
+      case StepKind::kRcuRead:
+      case StepKind::kSeqRead:
+      case StepKind::kSeqWrite:
+      case StepKind::kAlloc:
+      case StepKind::kWalk:
+        refuse(st, "a " + std::string(step_kind(st.kind).name) + " step", "not modelled in a callback");
+        break;
+      case StepKind::kLock:
+      case StepKind::kLockref: lock_ok(st, st.target); break;
+      case StepKind::kDecAndLock:
+      case StepKind::kPercpuAdd:
+        line_ok(st, st.target);
+        lock_ok(st, st.lock);
+        break;
+      case StepKind::kAtomic:
+      case StepKind::kRead:
+      case StepKind::kWrite:
+      case StepKind::kSumPerCpu:
+      case StepKind::kCmpxchg: line_ok(st, st.target); break;
+      case StepKind::kCall:
+        if (auto op = s.ops.find(st.target);
+            op != s.ops.end() && std::find(seen.begin(), seen.end(), st.target) == seen.end()) {
+          seen.push_back(st.target);
+          check_callback_steps(refs, op->second.steps, call, via + " (through op '" + st.target + "')", seen);
+        }
+        break;
+      case StepKind::kCompute:
+      case StepKind::kRepeat:
+      case StepKind::kBranch: break;
+    }
+    check_callback_steps(refs, st.body, call, via, seen);
+    check_callback_steps(refs, st.else_body, call, via, seen);
+  }
+}
+
+void check_call_rcu(const StepRefs& refs, const Step& st) {
+  check_grace_period(refs, st);
+  std::vector<std::string> seen;
+  check_callback_steps(refs, st.body, st, "", seen);
 }
 
 // atomic_dec_and_lock(count, lock): the decrement is an atomic; only the
@@ -375,8 +468,8 @@ const std::vector<StepKindRow>& step_kinds() {
       {"rcu_read", StepKind::kRcuRead, {}, true, T::kNone, "rcu read lock, body, rcu read unlock", parse_rcu_read},
       {"synchronize_rcu", StepKind::kSynchronizeRcu, {}, true, T::kNone, "synchronize rcu (sleeps)",
        parse_synchronize_rcu, check_grace_period},
-      {"call_rcu", StepKind::kCallRcu, {}, true, T::kNone, "call rcu (callback in softirq)", parse_call_rcu,
-       check_grace_period},
+      {"call_rcu", StepKind::kCallRcu, {}, true, T::kNone,
+       "call rcu (callback in softirq: its cost, or its steps after the grace period)", parse_call_rcu, check_call_rcu},
       {"sum", StepKind::kSumPerCpu, {}, true, T::kLine, "sum per-CPU copies", parse_line_step<kSumKey>, check_sum},
       {"walk", StepKind::kWalk,
        {"mode", "component", "refcount", "refuse_rcu", "refuse_if", "on_refuse", "keep_last", "locked_put", "permission",

@@ -819,6 +819,37 @@ if sb.returncode == 0:
     check(sb_inst("packed-cpu", 8) == 2 and sbp[("packed-cpu", 8)]["ops"] > sbp[("packed", 8)]["ops"],
           "scope cpu, shared_by: 8 groups by CPU number: spread's CPUs 0,2,4,6 and 48..54 make two lines, one per socket")
 
+# ---- call_rcu with steps: put_cred's decrement and free in an RCU callback (tests/scenarios/call-rcu-steps.yaml) ----
+cr = run("run", os.path.join(src, "tests/scenarios/call-rcu-steps.yaml"), "--json", "--db", "", "-q")
+check(cr.returncode == 0, "call-rcu-steps runs: " + cr.stderr[-300:])
+if cr.returncode == 0:
+    crp = {(p["strategy"], p["cpus"]): p for p in json.loads(cr.stdout)["points"]}
+    window_ns = 200e6
+    inline1, rcu1 = crp[("inline", 1)], crp[("rcu", 1)]
+    cb_ns = window_ns / inline1["ops"] - 1000  # the put_cred steps' time at 1 CPU, measured inline
+    check(213 < cb_ns < 215, f"put_cred inline at 1 CPU: atomic 7 + lock 7 + hold 200 ns = {cb_ns:.2f} ns")
+    ran = rcu1["rcu"]["callbacks_invoked"]
+    used = rcu1["ops"] * 1000 + ran * cb_ns
+    check(abs(used - window_ns) < 1300,
+          f"1 CPU, callback of steps: the window holds each iteration's 1 us and each callback run's {cb_ns:.0f} ns "
+          f"({used:.0f} of {window_ns:.0f} ns)")
+    pending = rcu1["rcu"]["callbacks_queued"] - ran
+    check(pending * 1e3 < 8e6 and abs(rcu1["ops"] / inline1["ops"] - 1) < 0.01,
+          f"the grace period amortised: {pending} callbacks (< 8 ms of iterations) wait at the window's end, so the "
+          f"rate is 1/(1 us + {cb_ns:.0f} ns) within 1%: {rcu1['ops']} against {inline1['ops']} inline")
+    check(crp[("rcu-cost", 1)]["ops"] == rcu1["ops"],
+          "call_rcu: 214ns (the callback's exact cost) runs the same iterations as the callback of steps")
+    slab = lambda s, c: {l["name"]: l for l in crp[(s, c)]["lock_stat"]}["cred_slab"]  # noqa: E731
+    check(abs(slab("rcu", 1)["acquisitions"] - ran) <= 1 and slab("rcu", 1)["contentions"] == 0,
+          "lock_stat counts the callback's acquisitions: one per callback run")
+    cb_chain = "put_cred <- put_cred_rcu <- rcu_do_batch <- rcu_process_callbacks"
+    held = sum(e["time_us"] for e in rcu1["profile"] if e["chain"] == cb_chain and e["detail"] == "cred_slab")
+    check(abs(held - ran * 0.2) < 1, f"the callback's hold is in the profile under {cb_chain}: {held:.0f} us")
+    check(slab("rcu", 4)["contentions"] > slab("rcu", 4)["acquisitions"] / 2 and
+          any(e["chain"].startswith("queued_spin_lock_slowpath <- put_cred <- put_cred_rcu <- rcu_do_batch")
+              for e in crp[("rcu", 4)]["profile"]),
+          "at 4 CPUs the callbacks, run in bursts after each grace period, contend for the slab lock (lock_stat, profile)")
+
 # ---- validate --uncertainty: every figure's 80% band and the coverage of the predictions ----
 kf = os.path.join(src, "scenarios/seed/kernfs-sysfs-c5.yaml")
 vu = run("validate", kf, "--db", "", "--uncertainty", "4", "--json", "-q")

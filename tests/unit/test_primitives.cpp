@@ -3,6 +3,7 @@
 // firing on deliberately broken models.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "models/codepath/executor.h"
@@ -462,6 +463,76 @@ TEST_CASE("path walk: ref-walk of a shared path stops scaling, rcu-walk does not
   const double rcu1 = rate("rcu", 1), rcu16 = rate("rcu", 16);
   CHECK(rcu16 / rcu1 > 15.0);  // nothing shared is written
   CHECK(ref16 / ref1 < 10.0);  // every walk bounces the shared dentries' lines
+}
+
+TEST_CASE("call_rcu with steps: at one CPU exactly call_rcu of the steps' cost, charged under rcu_do_batch") {
+  // The callback takes a ticket lock: the acquire's atomic 10 ns + hold 200 ns
+  // (release: nothing at one CPU), so it costs 210 ns, as `call_rcu: 210ns`.
+  const std::string head =
+      "    kernel: {hz: 1000}\n"
+      "    locks:\n      cb_lock: {kind: ticket, scope: global}\n"
+      "    ops:\n      iter:\n        - compute: 1000ns\n";
+  const std::string steps =
+      head + "        - call_rcu:\n            fn: put_cred_rcu\n            steps:\n"
+             "              - lock: cb_lock\n                hold: 200ns\n";
+  const Scenario with_steps = scenario(steps, 1, "100ms");
+  const Scenario with_cost = scenario(head + "        - call_rcu: 210ns\n", 1, "100ms");
+  const auto a = run(with_steps, 1);
+  const auto b = run(with_cost, 1);
+  CHECK(a.ops == b.ops);
+  // The window holds each iteration's 1000 ns and each callback run's
+  // 210 ns, to within the iteration in progress at its end ...
+  const std::int64_t used = static_cast<std::int64_t>(a.ops) * 1000 + static_cast<std::int64_t>(a.rcu.callbacks_invoked) * 210;
+  CHECK(std::abs(used - 100'000'000) < 1210);
+  // ... so the rate is 1/(1000 + 210 ns) once the grace period is amortised:
+  // the callbacks queued in the last grace period or two (4 ms each, at
+  // HZ 1000) have not run, the rest have.
+  CHECK(a.rcu.callbacks_queued - a.rcu.callbacks_invoked < 8e-3 / 1000e-9);
+  CHECK(static_cast<double>(a.ops) >= 100e-3 / 1210e-9 - 1);
+  CHECK(static_cast<double>(a.ops) <= (100e-3 + 8e-3 * 210.0 / 1210.0) / 1210e-9);
+  // lock_stat counts the callback's acquisitions: one per callback run
+  // (a callback dequeued before the window opened may take it just after).
+  const auto& st = lock(a, "cb_lock").stats;
+  CHECK(st.acquisitions >= a.rcu.callbacks_invoked);
+  CHECK(st.acquisitions <= a.rcu.callbacks_invoked + 1);
+  Duration hold{0}, fixed{0};
+  for (const auto& e : a.profile)
+    if (e.chain == "put_cred_rcu <- rcu_do_batch <- rcu_process_callbacks") hold += e.time;
+  for (const auto& e : b.profile)
+    if (e.chain == "rcu_do_batch <- rcu_process_callbacks") fixed += e.time;
+  CHECK(hold == sim::nanoseconds(200) * static_cast<std::int64_t>(st.acquisitions));
+  CHECK(fixed > Duration{0});
+}
+
+TEST_CASE("call_rcu with steps: callbacks contend for their lock like tasks, and the checkers see them") {
+  const std::string strategy =
+      "    kernel: {hz: 1000}\n"
+      "    locks:\n      cb_lock: {kind: ticket, scope: global}\n"
+      "    ops:\n      iter:\n        - compute: {exp: 1us}\n"
+      "        - rcu_read:\n            - compute: {exp: 4ms}\n"
+      "        - call_rcu:\n            steps:\n              - lock: cb_lock\n                hold: 500ns\n";
+  const Scenario sc = scenario(strategy, 4, "50ms");
+  // Read sections longer than a jiffy: a grace period that ignores readers
+  // runs a callback of steps under a reader.
+  CHECK_NOTHROW(run_with(sc, 4, &make_seqcount, &make_lock, false));
+  CHECK_THROWS_AS(run_with(sc, 4, &make_seqcount, &make_lock, true), InvariantViolation);
+  const std::string busy =
+      "    kernel: {hz: 1000}\n"
+      "    locks:\n      cb_lock: {kind: ticket, scope: global}\n"
+      "    ops:\n      iter:\n        - compute: {exp: 1us}\n"
+      "        - call_rcu:\n            steps:\n              - lock: cb_lock\n                hold: 500ns\n";
+  // Eight CPUs each queue a 500 ns hold per ~1.5 us: the callbacks' lock
+  // is saturated, and they wait for each other.
+  const Scenario saturated = scenario(busy, 8, "20ms");
+  const auto r = run(saturated, 8);
+  const auto& st = lock(r, "cb_lock").stats;
+  CHECK(st.contentions > st.acquisitions / 2);
+  Duration spinning{0};  // the callbacks' wait, charged to their CPUs' tasks
+  for (const auto& e : r.profile)
+    if (e.chain == "_raw_spin_lock <- rcu_do_batch <- rcu_process_callbacks") spinning += e.time;
+  CHECK(spinning > r.cpu_time / 2);
+  // A lock that admits two holders is caught though only callbacks take it.
+  CHECK_THROWS_AS(run_with(saturated, 8, &make_seqcount, &broken_rw), InvariantViolation);
 }
 
 TEST_CASE("shared_by: N tasks, or N CPUs, share one instance of a line") {
