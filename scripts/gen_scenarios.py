@@ -113,6 +113,8 @@ class Gen:
         lines = {f"c{i}": self.scoped() for i in range(rng.randint(1, 2))}
         lines["pc"] = {"scope": "cpu"}
         lines["shared"] = {"scope": "global"}
+        if rng.random() < 0.3:  # an array's elements packed to a line: N tasks (or CPUs) share one
+            lines["packed"] = {"scope": rng.choice(["task", "cpu"]), "shared_by": rng.choice([1, 2, 8])}
         s = {"kernel": {"hz": rng.choice([100, 250, 1000])}, "locks": locks, "lines": lines,
              "seqcounts": {"q": self.scoped()}}
         dentries, pools = [], []
@@ -127,6 +129,7 @@ class Gen:
                                  "refill": rng.choice(["$refill", 0, 1000, 2000000])}}
         self.names = {"locks": list(locks), "spin": list(spin), "lines": [k for k in lines if k != "pc"],
                       "rw": [k for k, d in locks.items() if d["kind"] in READ_WRITE],
+                      "callback_spin": [k for k, d in spin.items() if d["scope"] != "object"],  # softirq may spin
                       "dentries": dentries, "pools": pools}
         ops = [f"op{i}" for i in range(n_ops)]
         s["ops"] = {op: self.steps(depth=0, callable_ops=ops[i + 1:], in_rcu=False) for i, op in enumerate(ops)}
@@ -216,7 +219,12 @@ class Gen:
         if k == "synchronize_rcu":
             return {"synchronize_rcu": "normal"}
         if k == "call_rcu":
-            return {"call_rcu": time(rng)}
+            if rng.random() < 0.5:
+                return {"call_rcu": time(rng)}
+            steps = [{"atomic": "shared"}]  # a callback of steps: no sleeping, no per-object declarations
+            if n["callback_spin"]:
+                steps.append({"lock": rng.choice(n["callback_spin"]), "hold": time(rng)})
+            return {"call_rcu": {"steps": steps}}
         return {"compute": "1ns"}  # a kind this generator does not know yet
 
     def scenario(self, i):
