@@ -197,6 +197,20 @@ void parse_call_rcu(const Reader& r, const YAML::Node& n, Step& s, const std::st
   s.body = parse_steps(r, steps, cb);
 }
 
+// Why a step would sleep, or "": "sleeps", "waits for a grace period",
+// "takes mutex 'm', which may sleep". Neither an RCU callback (softirq) nor
+// an op run in rcu-walk (MAY_NOT_BLOCK) may.
+std::string sleeping_lock(const Strategy& s, const std::string& name) {
+  const auto l = s.locks.find(name);  // undeclared: check_step_refs reports it
+  if (l == s.locks.end() || !find_lock_kind(l->second.kind)->sleeps) return "";
+  return "takes " + l->second.kind + " '" + name + "', which may sleep";
+}
+std::string blocking(const Strategy& s, const Step& st) {
+  if (st.kind == StepKind::kSleep) return "sleeps";
+  if (st.kind == StepKind::kSynchronizeRcu) return "waits for a grace period";
+  return st.kind == StepKind::kLock ? sleeping_lock(s, st.target) : "";
+}
+
 // A callback runs in softirq context (rcu_do_batch from RCU_SOFTIRQ): it
 // may spin (spinlocks, rwlocks, cmpxchg loops), touch lines and compute,
 // never sleep. Steps the executor does not run there (read sections,
@@ -206,33 +220,24 @@ void parse_call_rcu(const Reader& r, const YAML::Node& n, Step& s, const std::st
 void check_callback_steps(const StepRefs& refs, const std::vector<Step>& steps, const Step& call,
                           const std::string& via, std::vector<std::string>& seen) {
   const Strategy& s = refs.strategy;
-  const std::string where = " inside the RCU callback queued at line " + std::to_string(call.mark.line) + ", column " +
-                            std::to_string(call.mark.column) + via + ": ";
+  const std::string callback = "the RCU callback queued at line " + std::to_string(call.mark.line) + ", column " +
+                               std::to_string(call.mark.column) + via;
   const std::string allowed = "in a callback: compute, spinning locks (" + lock_kind_names(true) +
                               ", rwlock, brlock), atomic, read, write, sum, cmpxchg, lockref, dec_and_lock, percpu_add, "
                               "branch, repeat, call";
   auto refuse = [&](const Step& st, const std::string& what, const std::string& why) {
-    throw ScenarioError(st.mark, what + where + why, allowed);
+    throw ScenarioError(st.mark, what + " inside " + callback + ": " + why, allowed);
   };
-  const std::string softirq = "a callback runs in softirq and cannot sleep";
-  auto no_object = [&](const Step& st, const std::string& kind, Scope scope, const std::string& name) {
-    if (scope == Scope::kObject)
+  auto sleeps = [&](const Step& st, const std::string& b) {
+    if (!b.empty()) throw ScenarioError(st.mark, callback + " " + b + ": a callback runs in softirq and cannot sleep", allowed);
+  };
+  auto no_object = [&](const Step& st, const std::string& kind, const auto& decls, const std::string& name) {
+    if (auto it = decls.find(name); it != decls.end() && it->second.scope == Scope::kObject)
       refuse(st, kind + " '" + name + "' of scope object", "the callback runs after the iteration that picked its object");
   };
-  auto lock_ok = [&](const Step& st, const std::string& name) {
-    auto it = s.locks.find(name);
-    if (it == s.locks.end()) return;  // check_step_refs reports it
-    const LockKind* k = find_lock_kind(it->second.kind);
-    if (k && k->sleeps) refuse(st, "lock '" + name + "' of kind " + it->second.kind, "it may sleep, and " + softirq);
-    no_object(st, "lock", it->second.scope, name);
-  };
-  auto line_ok = [&](const Step& st, const std::string& name) {
-    if (auto it = s.lines.find(name); it != s.lines.end()) no_object(st, "line", it->second.scope, name);
-  };
   for (const Step& st : steps) {
+    sleeps(st, blocking(s, st));
     switch (st.kind) {
-      case StepKind::kSleep: refuse(st, "a sleep step", softirq); break;
-      case StepKind::kSynchronizeRcu: refuse(st, "synchronize_rcu", softirq); break;
       case StepKind::kCallRcu:
       case StepKind::kRcuRead:
       case StepKind::kSeqRead:
@@ -242,17 +247,18 @@ void check_callback_steps(const StepRefs& refs, const std::vector<Step>& steps, 
         refuse(st, "a " + std::string(step_kind(st.kind).name) + " step", "not modelled in a callback");
         break;
       case StepKind::kLock:
-      case StepKind::kLockref: lock_ok(st, st.target); break;
+      case StepKind::kLockref: no_object(st, "lock", s.locks, st.target); break;
       case StepKind::kDecAndLock:
       case StepKind::kPercpuAdd:
-        line_ok(st, st.target);
-        lock_ok(st, st.lock);
+        sleeps(st, sleeping_lock(s, st.lock));
+        no_object(st, "line", s.lines, st.target);
+        no_object(st, "lock", s.locks, st.lock);
         break;
       case StepKind::kAtomic:
       case StepKind::kRead:
       case StepKind::kWrite:
       case StepKind::kSumPerCpu:
-      case StepKind::kCmpxchg: line_ok(st, st.target); break;
+      case StepKind::kCmpxchg: no_object(st, "line", s.lines, st.target); break;
       case StepKind::kCall:
         if (auto op = s.ops.find(st.target);
             op != s.ops.end() && std::find(seen.begin(), seen.end(), st.target) == seen.end()) {
@@ -261,6 +267,8 @@ void check_callback_steps(const StepRefs& refs, const std::vector<Step>& steps, 
         }
         break;
       case StepKind::kCompute:
+      case StepKind::kSleep:
+      case StepKind::kSynchronizeRcu:
       case StepKind::kRepeat:
       case StepKind::kBranch: break;
     }
@@ -402,13 +410,7 @@ void check_nonblocking(const StepRefs& refs, const std::vector<Step>& steps, con
                        const std::string& via, std::set<std::string>& seen) {
   const Strategy& s = refs.strategy;
   for (const auto& st : steps) {
-    std::string blocks;
-    if (st.kind == StepKind::kLock)
-      if (auto l = s.locks.find(st.target); l != s.locks.end() && find_lock_kind(l->second.kind)->sleeps)
-        blocks = "takes " + l->second.kind + " '" + st.target + "', which may sleep";
-    if (st.kind == StepKind::kSleep) blocks = "sleeps";
-    if (st.kind == StepKind::kSynchronizeRcu) blocks = "waits for a grace period";
-    if (!blocks.empty())
+    if (const std::string blocks = blocking(s, st); !blocks.empty())
       throw ScenarioError(st.mark, std::string("the ") + hook + " hook of the walk at line " + std::to_string(h.mark.line) +
                                        " runs in rcu-walk (rcu: run) but " + blocks + via,
                           "rcu: refuse (the op returns -ECHILD under MAY_NOT_BLOCK / LOOKUP_RCU and runs again in "
