@@ -893,7 +893,7 @@ PYBIND11_MODULE(_vfssim, m) {
       "result_schema",
       [] { return py::module_::import("json").attr("loads")(report::schema::describe().dump()); },
       "The result schema (results/schema.h): per record type ('point', 'lock_stat', 'lines', 'seqcounts',\n"
-      "'pools', 'profile', 'rcu', 'curve') its SQLite table, what a row is, and its fields in order, each\n"
+      "'pools', 'profile', 'rcu', 'roles', 'tasks', 'curve') its SQLite table, what a row is, and its fields in order, each\n"
       "{key (JSON and Python), name, type, unit, description, column (SQLite; None: not stored), derived}.");
 
   m.attr("__version__") = VFSSIM_VERSION;

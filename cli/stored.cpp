@@ -302,7 +302,7 @@ int cmd_export(const std::vector<std::string>& args) {
     ("db", po::value(&db)->default_value("vfssim.db"), "results database (never created)")
     ("csv", "write CSV on stdout (the only format)")
     ("table", po::value(&table)->default_value("points"),
-     "points | lock_stat | lock_stat_rw | contention_points | profile | lines | seqcounts | pools | rcu | roles | curve "
+     "points | lock_stat | lock_stat_rw | contention_points | profile | lines | seqcounts | pools | rcu | roles | tasks | curve "
      "(columns: vfssim schema)");
   std::vector<std::string> pos;
   po::variables_map vm;
@@ -312,7 +312,7 @@ int cmd_export(const std::vector<std::string>& args) {
   const auto described = schema::describe();
   if (!described.contains(key))
     throw po::error("--table: '" + table +
-                    "' is not points, lock_stat, lock_stat_rw, contention_points, profile, lines, seqcounts, pools, rcu, roles or curve");
+                    "' is not points, lock_stat, lock_stat_rw, contention_points, profile, lines, seqcounts, pools, rcu, roles, tasks or curve");
   const std::int64_t id = run_id_of(pos[0]);
   auto store = open_existing(db);
   (void)stored_run(*store, db, id);

@@ -75,10 +75,10 @@ std::string format_figure_value(const models::Expectation& e, double v) {
 }
 
 // A figure's reported or predicted value as the table prints it: a peak
-// as HEIGHT@CPUS, a spread as FASTEST..SLOWEST.
+// as HEIGHT@CPUS, a min_max spread as FASTEST..SLOWEST.
 std::string format_cell(const models::Expectation& e, double v, double high, int cpus) {
   if (e.kind == "peak") return (std::isfinite(v) ? format_figure_value(e, v) : std::string("?")) + "@" + std::to_string(cpus);
-  if (e.kind == "spread") return format_figure_value(e, v) + ".." + format_figure_value(e, high);
+  if (e.kind == "spread" && e.stat == "min_max") return format_figure_value(e, v) + ".." + format_figure_value(e, high);
   return (e.bound == "at_least" ? ">=" : e.bound == "at_most" ? "<=" : "") + format_figure_value(e, v);
 }
 
@@ -288,7 +288,8 @@ int cmd_validate(const std::vector<std::string>& args) {
     for (const auto& f : figures)
       rows.push_back(Store::ValidationFigureRow{scenarios[f.scenario].name, f.e->id, f.e->reported, f.predicted,
                                                 f.e->fitted, f.within, f.direction_ok, f.error, f.e->tolerance,
-                                                f.e->bound, f.e->kind, f.restated, f.restates, f.factor});
+                                                f.e->bound, f.e->kind, f.restated, f.restates, f.factor,
+                                                f.e->kind == "spread" ? f.e->stat : std::string()});
     json stored = summary;
     stored["per_scenario"] = per_scenario;
     store->add_validation(wall, stored.dump(), rows);

@@ -172,6 +172,42 @@ void print_sensitivity(std::ostream& os, const std::vector<CurvePoint>& curve, s
   }
 }
 
+namespace {
+
+// The tasks' fairness (max/min per-task rate) and per-op p99 latency of a
+// curve point, means over its replications: "inf" when a task starved,
+// "-" when not measured.
+std::string fairness_cell(const CurvePoint& cp) {
+  double sum = 0;
+  for (const auto& r : cp.reps) {
+    if (std::isnan(r.tasks.ops_per_sec_max)) return "-";
+    if (std::isnan(r.tasks.fairness)) return r.tasks.ops_per_sec_max > 0 ? "inf" : "-";
+    sum += r.tasks.fairness;
+  }
+  if (cp.reps.empty()) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", sum / static_cast<double>(cp.reps.size()));
+  return buf;
+}
+std::string p99_cell(const CurvePoint& cp) {
+  double sum = 0;
+  for (const auto& r : cp.reps) {
+    if (!r.tasks.latency_p99) return "-";
+    sum += static_cast<double>(r.tasks.latency_p99->count());
+  }
+  if (cp.reps.empty()) return "-";
+  const double ps = sum / static_cast<double>(cp.reps.size());
+  char buf[32];
+  if (ps >= 1e12) std::snprintf(buf, sizeof buf, "%.3gs", ps * 1e-12);
+  else if (ps >= 1e9) std::snprintf(buf, sizeof buf, "%.3gms", ps * 1e-9);
+  else if (ps >= 1e6) std::snprintf(buf, sizeof buf, "%.3gus", ps * 1e-6);
+  else if (ps >= 1e3) std::snprintf(buf, sizeof buf, "%.3gns", ps * 1e-3);
+  else std::snprintf(buf, sizeof buf, "%.0fps", ps);
+  return buf;
+}
+
+}  // namespace
+
 void print_curve_table(std::ostream& os, const std::vector<CurvePoint>& curve) {
   std::string current;
   const auto one = one_cpu_rates(curve);
@@ -189,7 +225,8 @@ void print_curve_table(std::ostream& os, const std::vector<CurvePoint>& curve) {
         std::snprintf(line, sizeof line, " %25s", "p10-p90");
         os << line;
       }
-      os << "\n";
+      std::snprintf(line, sizeof line, " %8s %10s", "max/min", "p99 op");  // the tasks' fairness and tail latency
+      os << line << "\n";
     }
     const std::optional<double> speedup = speedup_of(one, cp);
     char sp[32] = "-", eff[32] = "-", sd[32] = "-", ci[64] = "-";
@@ -209,7 +246,8 @@ void print_curve_table(std::ostream& os, const std::vector<CurvePoint>& curve) {
       std::snprintf(line, sizeof line, " %25s", band);
       os << line;
     }
-    os << "\n";
+    std::snprintf(line, sizeof line, " %8s %10s", fairness_cell(cp).c_str(), p99_cell(cp).c_str());
+    os << line << "\n";
     // With roles: each role's ops/s (mean over the replications) and tasks.
     if (!cp.reps.empty() && !cp.reps.front().roles.empty()) {
       std::string roles = "       roles:";

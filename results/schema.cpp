@@ -1,5 +1,6 @@
 #include "results/schema.h"
 
+#include <cmath>
 #include <stdexcept>
 
 #include "results/review.h"
@@ -77,6 +78,7 @@ using models::ProfileEntry;
 using models::RcuStats;
 using models::RoleReport;
 using models::SeqReport;
+using models::TaskStats;
 
 // Getter and setter of a member, by the field's type. `M` is the member
 // expression on the record `r`.
@@ -92,6 +94,15 @@ using models::SeqReport;
 #define VFSSIM_TIME(M)                                                              \
   [](const R& r, const Context&) -> Value { return std::int64_t{r.M.count()}; }, \
       [](R& r, const Value& v) { r.M = sim::Duration{as_int(v)}; }
+// A real that may be unmeasured (NaN: null), and a time that may be (nullopt: null).
+#define VFSSIM_NAN_REAL(M)                                                                               \
+  [](const R& r, const Context&) -> Value { return std::isnan(r.M) ? Value{} : Value{r.M}; },            \
+      [](R& r, const Value& v) { r.M = std::holds_alternative<std::monostate>(v) ? std::nan("") : as_real(v); }
+#define VFSSIM_OPT_TIME(M)                                                                                 \
+  [](const R& r, const Context&) -> Value { return r.M ? Value{std::int64_t{r.M->count()}} : Value{}; },  \
+      [](R& r, const Value& v) {                                                                           \
+        r.M = std::holds_alternative<std::monostate>(v) ? std::nullopt : std::optional{sim::Duration{as_int(v)}}; \
+      }
 #define VFSSIM_SCOPE(M)                                                                              \
   [](const R& r, const Context&) -> Value { return std::string(models::to_string(r.M)); }, \
       [](R& r, const Value& v) { r.M = scope_named(as_text(v)); }
@@ -336,6 +347,41 @@ const Table<RoleReport>& roles() {
   return t;
 }
 
+const Table<TaskStats>& tasks() {
+  using R = TaskStats;
+  static const Table<R> t{
+      "task_stats",
+      "tasks",
+      "replication (one record: the distribution over its tasks, whatever their role)",
+      {
+          {"ops_per_sec_min", Type::kReal, "ops/s", "the slowest task's loop iterations per simulated second",
+           VFSSIM_NAN_REAL(ops_per_sec_min)},
+          {"ops_per_sec_median", Type::kReal, "ops/s", "the median task's (the mean of the middle two for an even count)",
+           VFSSIM_NAN_REAL(ops_per_sec_median)},
+          {"ops_per_sec_max", Type::kReal, "ops/s", "the fastest task's", VFSSIM_NAN_REAL(ops_per_sec_max)},
+          {"fairness", Type::kReal, "ratio",
+           "ops_per_sec_max / ops_per_sec_min (1: every task as fast; null: a task completed none, starved)",
+           VFSSIM_NAN_REAL(fairness)},
+          {"jain", Type::kReal, "index",
+           "Jain's fairness index of the per-task rates, (sum x)^2 / (n sum x^2): 1 when all are equal, 1/n when one "
+           "task did everything (null: no task completed any)",
+           VFSSIM_NAN_REAL(jain)},
+          {"latency_p50", Type::kTime, "time",
+           "median per-op latency: an iteration's start (the task's previous iteration's end) to its end, over every "
+           "iteration completed in the window, all tasks (log-linear histogram: within 0.4%; null: none completed)",
+           VFSSIM_OPT_TIME(latency_p50)},
+          {"latency_p99", Type::kTime, "time", "99th percentile of the per-op latency (null: none completed)",
+           VFSSIM_OPT_TIME(latency_p99)},
+          {"latency_p999", Type::kTime, "time", "99.9th percentile of the per-op latency (null: none completed)",
+           VFSSIM_OPT_TIME(latency_p999)},
+          {"latency_max", Type::kTime, "time", "the longest iteration (exact; null: none completed)",
+           VFSSIM_OPT_TIME(latency_max)},
+      },
+      nullptr,
+      &PointResult::tasks};
+  return t;
+}
+
 const CurveFields& curve() {
   using R = CurvePoint;
   static const CurveFields t{
@@ -507,5 +553,7 @@ models::PointResult unpack(const nlohmann::json& j) {
 #undef VFSSIM_BOOL
 #undef VFSSIM_TIME
 #undef VFSSIM_SCOPE
+#undef VFSSIM_NAN_REAL
+#undef VFSSIM_OPT_TIME
 
 }  // namespace vfssim::report::schema

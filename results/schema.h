@@ -102,6 +102,7 @@ const Table<models::PoolReport>& pools();
 const Table<models::ProfileEntry>& profile();
 const Table<models::RcuStats>& rcu();
 const Table<models::RoleReport>& roles();
+const Table<models::TaskStats>& tasks();
 // Per curve point (table curve; JSON points and Python curve dicts).
 struct CurveFields {
   const char* sql;
@@ -111,7 +112,7 @@ const CurveFields& curve();
 
 // The schema as data (`vfssim schema --json`, _vfssim.result_schema()):
 // {"point" | "lock_stat" | "lock_stat_rw" | "contention_points" | "lines" | "seqcounts" | "pools" | "profile" |
-// "rcu" | "roles" | "curve": {"table", "rows", "fields": [{"key", "name", "type",
+// "rcu" | "roles" | "tasks" | "curve": {"table", "rows", "fields": [{"key", "name", "type",
 // "unit", "description", "column" (null: not stored), "sql_type",
 // "derived"}]}}, in schema order.
 nlohmann::ordered_json describe();
@@ -129,6 +130,7 @@ void for_each_stats_table(Fn&& fn) {
   fn(profile());
   fn(rcu());
   fn(roles());
+  fn(tasks());
 }
 
 // The records of a table in a point, as pointers (one record for `one`).
@@ -200,7 +202,7 @@ nlohmann::json to_json(const Value& v);
 template <class R>
 Value shown(const Field<R>& f, const R& r, const Context& c) {
   Value v = f.get(r, c);
-  if (f.type == Type::kTime) return static_cast<double>(as_int(v)) * 1e-6;
+  if (f.type == Type::kTime && !std::holds_alternative<std::monostate>(v)) return static_cast<double>(as_int(v)) * 1e-6;
   return v;
 }
 

@@ -302,6 +302,29 @@ ALTER TABLE curve ADD COLUMN band_p10 REAL;
 ALTER TABLE curve ADD COLUMN band_p50 REAL;
 ALTER TABLE curve ADD COLUMN band_p90 REAL;
 )sql",
+    // 12: the distribution over a replication's tasks (per-task rates,
+    // fairness, per-op latency quantiles; runs stored before have no row:
+    // read back, their figures are null), and the statistic a spread
+    // figure reports (NULL for the other kinds and older rows).
+    R"sql(
+CREATE TABLE task_stats (
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  strategy TEXT NOT NULL,
+  variant TEXT NOT NULL,
+  cpus INTEGER NOT NULL,
+  rep INTEGER NOT NULL,
+  ops_per_sec_min REAL,
+  ops_per_sec_median REAL,
+  ops_per_sec_max REAL,
+  fairness REAL,
+  jain REAL,
+  latency_p50_ps INTEGER,
+  latency_p99_ps INTEGER,
+  latency_p999_ps INTEGER,
+  latency_max_ps INTEGER
+);
+ALTER TABLE validation_figures ADD COLUMN stat TEXT;
+)sql",
 };
 
 constexpr int kMigrationCount = sizeof(kMigrations) / sizeof(kMigrations[0]);
@@ -550,8 +573,8 @@ std::int64_t Store::add_validation(double wall_seconds, const std::string& summa
     const std::int64_t id = sqlite3_last_insert_rowid(db_);
     Sql f(db_,
                 "INSERT INTO validation_figures(validation_id, scenario, figure, reported, predicted, fitted, "
-                "within_tolerance, direction_ok, error, tolerance, bound, kind, restated, restates, factor) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                "within_tolerance, direction_ok, error, tolerance, bound, kind, restated, restates, factor, stat) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     for (const auto& r : figures) {
       f.bind(1, id).bind(2, r.scenario).bind(3, r.figure).bind(4, r.reported).bind_real(5, r.predicted);
       f.bind(6, static_cast<std::int64_t>(r.fitted)).bind(7, static_cast<std::int64_t>(r.within_tolerance));
@@ -562,6 +585,8 @@ std::int64_t Store::add_validation(double wall_seconds, const std::string& summa
       if (r.restated) f.bind(14, r.restates);
       else f.bind_real(14, NAN);
       f.bind_real(15, r.factor);
+      if (r.stat.empty()) f.bind_null(16);
+      else f.bind(16, r.stat);
       f.run();
     }
     return id;

@@ -19,6 +19,9 @@
 //   runs.reason, host, pid   why a run failed or stopped; who wrote it (schema 8)
 //   curve.stddev_pct, ci95_lo/hi, bottleneck*, comparisons.change_pp, lock_stat_rw,
 //   contention_points   the spread, the bottleneck, lock_stat's -R/-W rows and contention points (schema 9)
+//   role_stats  per replication and role: tasks, ops, ops/s (schema 10)
+//   curve.band_p10/p50/p90   --uncertainty's band (schema 11)
+//   task_stats  per replication: per-task rates, fairness, per-op latency quantiles (schema 12)
 // WAL mode; a run's rows are written in one transaction per curve point,
 // as soon as the point finishes (cli/run_durable.cpp).
 #pragma once
@@ -44,7 +47,7 @@ class StoreError : public std::runtime_error {
 
 class Store {
  public:
-  static constexpr int kSchemaVersion = 11;
+  static constexpr int kSchemaVersion = 12;
 
   // Opens or creates the database and migrates it. A file that is not a
   // vfssim database (or is damaged) raises StoreError and is left untouched.
@@ -98,6 +101,7 @@ class Store {
     bool restated = false;        // the same simulation as a fitted figure or an earlier prediction
     std::string restates;         // ... that figure's id
     double factor = 1;            // max(p/r, r/p); stored NULL when infinite
+    std::string stat;             // a spread's statistic (min_max, fairness, ...); '' (NULL) otherwise (schema 12)
   };
   std::int64_t add_validation(double wall_seconds, const std::string& summary_json,
                               const std::vector<ValidationFigureRow>& figures);

@@ -16,25 +16,40 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// The fastest and the slowest task's metric, each averaged over the
-// replications: per task, iterations per second or microseconds per
-// iteration (infinite for a task that finished none).
-std::pair<double, double> task_spread(const std::vector<models::PointResult>& reps, const std::string& metric) {
-  double fast = 0, slow = 0;
+// A per-task metric from a rate: iterations per second, or microseconds
+// per iteration (infinite for a task that finished none).
+double per_task(double ops_per_sec, const std::string& metric) {
+  if (metric != "us_per_op") return ops_per_sec;
+  return ops_per_sec > 0 ? 1e6 / ops_per_sec : std::numeric_limits<double>::infinity();
+}
+
+// A spread figure's statistic of the point's tasks (Expectation::stat),
+// each averaged over the replications: min_max gives the fastest and the
+// slowest task's metric, the others one number (second NaN). NaN when a
+// replication did not measure it (no per-task figures, or no iteration).
+std::pair<double, double> task_spread(const std::vector<models::PointResult>& reps, const models::Expectation& e) {
+  double first = 0, second = 0;
   for (const auto& r : reps) {
-    if (r.task_ops.empty()) return {kNaN, kNaN};
-    const auto [lo, hi] = std::minmax_element(r.task_ops.begin(), r.task_ops.end());
-    const double most = static_cast<double>(*hi) / r.window_seconds, least = static_cast<double>(*lo) / r.window_seconds;
-    if (metric == "us_per_op") {
-      fast += most > 0 ? 1e6 / most : std::numeric_limits<double>::infinity();
-      slow += least > 0 ? 1e6 / least : std::numeric_limits<double>::infinity();
-    } else {
-      fast += most;
-      slow += least;
+    const models::TaskStats& t = r.tasks;
+    const auto us = [](const std::optional<sim::Duration>& d) { return d ? static_cast<double>(d->count()) * 1e-6 : kNaN; };
+    double v = kNaN;
+    if (e.stat == "min_max") {
+      if (std::isnan(t.ops_per_sec_max)) return {kNaN, kNaN};
+      first += per_task(t.ops_per_sec_max, e.metric);
+      second += per_task(t.ops_per_sec_min, e.metric);
+      continue;
     }
+    if (e.stat == "median") v = std::isnan(t.ops_per_sec_median) ? kNaN : per_task(t.ops_per_sec_median, e.metric);
+    else if (e.stat == "fairness") v = std::isnan(t.ops_per_sec_max) ? kNaN : t.fairness;  // NaN: a task starved
+    else if (e.stat == "jain") v = t.jain;
+    else if (e.stat == "p50_latency") v = us(t.latency_p50);
+    else if (e.stat == "p99_latency") v = us(t.latency_p99);
+    else if (e.stat == "p999_latency") v = us(t.latency_p999);
+    else if (e.stat == "max_latency") v = us(t.latency_max);
+    first += v;
   }
   const auto n = static_cast<double>(reps.size());
-  return {fast / n, slow / n};
+  return {first / n, e.stat == "min_max" ? second / n : kNaN};
 }
 
 }  // namespace
@@ -122,7 +137,7 @@ std::vector<ScoredFigure> Validation::score(const std::vector<std::vector<models
     if (e.kind == "value" || e.kind == "ratio" || e.kind == "change") {
       x.predicted = models::figure_value(e, read);
     } else if (e.kind == "spread") {
-      std::tie(x.predicted, x.predicted_high) = task_spread(reps[pts[0]], e.metric);
+      std::tie(x.predicted, x.predicted_high) = task_spread(reps[pts[0]], e);
     } else {  // peak: the highest point; ties go to the fewest CPUs
       x.predicted = -std::numeric_limits<double>::infinity();
       for (std::size_t k = 0; k < pts.size(); k += per) {
@@ -142,14 +157,15 @@ std::vector<ScoredFigure> Validation::score(const std::vector<std::vector<models
       x.error = height ? h.error : 0;
       x.factor = height ? h.factor : 1;
       x.within = x.cpus_within_doubling && (!height || h.within);
-    } else if (e.kind == "spread") {
+    } else if (e.kind == "spread" && e.stat == "min_max") {
       const FigureScore lo = score_figure("value", e.reported, e.tolerance, "about", x.predicted);
       const FigureScore hi = score_figure("value", e.reported_high, e.tolerance, "about", x.predicted_high);
       x.error = std::max(lo.error, hi.error);
       x.factor = std::max(lo.factor, hi.factor);
       x.within = lo.within && hi.within;
-    } else {
-      const FigureScore sc = score_figure(e.kind, e.reported, e.tolerance, e.bound, x.predicted);
+    } else {  // a spread of one number (median, fairness, a latency) is scored as a value
+      const FigureScore sc =
+          score_figure(e.kind == "spread" ? "value" : e.kind, e.reported, e.tolerance, e.bound, x.predicted);
       x.error = sc.error;
       x.factor = sc.factor;
       x.within = sc.within;
@@ -165,7 +181,9 @@ std::vector<ScoredFigure> Validation::score(const std::vector<std::vector<models
         x.restated = true;
         x.restates = figures_[fitted_by_.at({s, prints.front()})].second->id;
       } else {
-        const auto [it, fresh] = scored.try_emplace({s, e.kind, e.metric, prints}, e.id);
+        // Two spreads of one point report different statistics: both are predictions.
+        const std::string what = e.kind == "spread" ? e.metric + "/" + e.stat : e.metric;
+        const auto [it, fresh] = scored.try_emplace({s, e.kind, what, prints}, e.id);
         if (!fresh) {
           x.restated = true;
           x.restates = it->second;
@@ -209,7 +227,9 @@ nlohmann::json Validation::figure_json(const ScoredFigure& f) const {
     j["cpus_within_doubling"] = f.cpus_within_doubling;
   }
   if (e.kind == "spread") {
-    j["reported_slowest"] = finite(e.reported_high);
+    j["stat"] = e.stat;
+    // min_max's slowest end (null for the statistics of one number)
+    j["reported_slowest"] = e.stat == "min_max" ? finite(e.reported_high) : json(nullptr);
     j["predicted_slowest"] = finite(f.predicted_high);
   }
   return j;

@@ -191,6 +191,7 @@ void Executor::start() {
     Duration offset{0};
     if (config_.start_jitter > Duration{0})
       offset = Duration{static_cast<std::int64_t>(task.rng.below(static_cast<std::uint64_t>(config_.start_jitter.count())))};
+    task.iteration_start = sim_.now() + offset;
     sim_.schedule(sim_.now() + offset, handler_id_, kResume, t);
   }
 }
@@ -390,7 +391,9 @@ void Executor::run(std::size_t t, sim::Time at, bool from_event) {
   if (at > config_.warmup && at <= config_.end) {
     ++task.window_iterations;
     ++window_iterations_;
+    latency_.record((at - task.iteration_start).count());
   }
+  task.iteration_start = at;
   task.pc = task.entry;
   if (at > config_.end) return false;  // past the window: this task is done
   ++task.iteration;

@@ -42,6 +42,7 @@
 #include "models/kernel/free_pages.h"
 #include "models/kernel/rcu.h"
 #include "models/kernel/seqcount.h"
+#include "sim/histogram.h"
 #include "sim/rng.h"
 #include "sim/simulation.h"
 
@@ -79,6 +80,10 @@ class Executor final : public sim::EventHandler {
   // Loop iterations completed inside the window, all tasks together.
   std::uint64_t window_iterations() const { return window_iterations_; }
   std::uint64_t iterations_of(std::size_t task) const { return tasks_.at(task).window_iterations; }
+  // Per-op latency: each iteration completed inside the window, from its
+  // start (the previous iteration's end, or the task's start) to its end,
+  // in picoseconds, all tasks together.
+  const sim::LogLinearHistogram& latency() const { return latency_; }
   // Engine events executed before the window opened.
   std::uint64_t events_before_window() const { return events_before_window_; }
   std::vector<ProfileEntry> profile() const { return profile_.entries(program_); }
@@ -130,6 +135,7 @@ class Executor final : public sim::EventHandler {
     bool blocked = false;
     sim::Time blocked_since{};
     sim::Time last_iteration_end{Duration{-1}};
+    sim::Time iteration_start{};  // of the current iteration (per-op latency)
     std::uint64_t window_iterations = 0;
     std::uint32_t zero_time_iterations = 0;  // in a row, ending at last_iteration_end
     sim::RngStream rng;
@@ -237,6 +243,7 @@ class Executor final : public sim::EventHandler {
   std::vector<std::uint32_t> acquired_at_;  // per lock instance: the pc of its last acquisition
   std::uint64_t local_steps_ = 0;  // steps run during the current event
   std::uint64_t window_iterations_ = 0;
+  sim::LogLinearHistogram latency_;
   std::uint64_t events_before_window_ = 0;
 };
 

@@ -1,5 +1,6 @@
 #include "models/experiment/experiment.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <type_traits>
@@ -179,6 +180,34 @@ std::string point_fingerprint(const Scenario& scenario, const PointSpec& spec) {
   return hex;
 }
 
+TaskStats task_stats(const std::vector<std::uint64_t>& task_ops, double window_seconds,
+                     const sim::LogLinearHistogram& latency) {
+  TaskStats s;
+  if (task_ops.empty() || window_seconds <= 0) return s;
+  std::vector<std::uint64_t> sorted = task_ops;
+  std::sort(sorted.begin(), sorted.end());
+  const std::size_t n = sorted.size();
+  auto rate = [&](double ops) { return ops / window_seconds; };
+  s.ops_per_sec_min = rate(static_cast<double>(sorted.front()));
+  s.ops_per_sec_max = rate(static_cast<double>(sorted.back()));
+  s.ops_per_sec_median = n % 2 ? rate(static_cast<double>(sorted[n / 2]))
+                               : rate((static_cast<double>(sorted[n / 2 - 1]) + static_cast<double>(sorted[n / 2])) / 2);
+  if (sorted.front() > 0) s.fairness = static_cast<double>(sorted.back()) / static_cast<double>(sorted.front());
+  double sum = 0, squares = 0;  // of the counts: the window cancels out of Jain's index
+  for (const auto c : sorted) {
+    sum += static_cast<double>(c);
+    squares += static_cast<double>(c) * static_cast<double>(c);
+  }
+  if (squares > 0) s.jain = sum * sum / (static_cast<double>(n) * squares);
+  if (latency.count() > 0) {
+    s.latency_p50 = Duration{latency.quantile(0.50)};
+    s.latency_p99 = Duration{latency.quantile(0.99)};
+    s.latency_p999 = Duration{latency.quantile(0.999)};
+    s.latency_max = Duration{latency.max()};
+  }
+  return s;
+}
+
 PointResult run_point(const Scenario& scenario, const PointSpec& spec, const PointLimits& limits) {
   const auto wall_start = std::chrono::steady_clock::now();
   const PointSetup setup(scenario, spec);
@@ -216,6 +245,7 @@ PointResult run_point(const Scenario& scenario, const PointSpec& spec, const Poi
   r.rcu = exec.rcu_stats();
   r.task_ops.reserve(setup.cpus.size());
   for (std::size_t t = 0; t < setup.cpus.size(); ++t) r.task_ops.push_back(exec.iterations_of(t));
+  r.tasks = task_stats(r.task_ops, r.window_seconds, exec.latency());
   for (std::size_t i = 0; i < wl.roles.size(); ++i) {
     RoleReport role{wl.roles[i].name, 0, 0, 0};
     for (std::size_t t = 0; t < setup.roles.size(); ++t)

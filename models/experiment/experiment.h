@@ -16,6 +16,7 @@
 
 #include "models/experiment/point_result.h"
 #include "models/scenario/scenario.h"
+#include "sim/histogram.h"
 
 namespace vfssim::models {
 
@@ -61,6 +62,11 @@ struct PointLimits {
 };
 
 PointResult run_point(const Scenario& scenario, const PointSpec& spec, const PointLimits& limits = {});
+
+// The distribution of per-task rates (iterations in the window per task, /
+// the window) and the per-op latency quantiles of `latency` (picoseconds).
+TaskStats task_stats(const std::vector<std::uint64_t>& task_ops, double window_seconds,
+                     const sim::LogLinearHistogram& latency);
 
 // A hash (16 hex digits) of everything the point's simulation depends on
 // except its seed: the compiled program (parameters resolved), the machine,

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <utility>
 #include <string>
 #include <vector>
@@ -77,6 +78,22 @@ struct RoleReport {
   double ops_per_sec = 0;  // ops / the window
 };
 
+// The distribution over the point's tasks: each task's rate (its loop
+// iterations in the window / the window) and the per-op latency of every
+// iteration completed in the window (from its start, the previous
+// iteration's end, to its end), all tasks' iterations together. NaN and
+// nullopt: not measured (no iteration in the window, or a run stored
+// before these figures existed).
+struct TaskStats {
+  static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  double ops_per_sec_min = kNaN;     // the slowest task's iterations per second
+  double ops_per_sec_median = kNaN;  // the median task's (the mean of the middle two for an even count)
+  double ops_per_sec_max = kNaN;     // the fastest task's
+  double fairness = kNaN;            // max / min; NaN when a task completed none (starved)
+  double jain = kNaN;                // Jain's index (sum x)^2 / (n sum x^2): 1 all equal, 1/n one task did all
+  std::optional<Duration> latency_p50, latency_p99, latency_p999, latency_max;
+};
+
 struct PointSpec {
   std::string strategy;
   int cpus = 1;
@@ -110,6 +127,7 @@ struct PointResult {
   RcuStats rcu;
   std::vector<RoleReport> roles;  // in the workload's order; empty without roles
   std::vector<std::uint64_t> task_ops;  // iterations in the window, per task (task i on the i-th placed CPU)
+  TaskStats tasks;                      // their distribution, and the per-op latency's
   Duration cpu_time{0};         // CPUs x window: the profile's 100%
   double wall_seconds = 0;      // not part of deterministic output
 };

@@ -93,12 +93,55 @@ void parse_ratio_figure(const Reader& r, const YAML::Node& e, const YAML::Node& 
   out.push_back(x);
 }
 
-// spread: {point: S@N}; reported: [FASTEST, SLOWEST] task.
+// The statistics a spread may report (Expectation::stat), and what each takes.
+struct SpreadStat {
+  const char* name;
+  bool pair;     // reported [FASTEST, SLOWEST] (min_max) rather than one number
+  bool metric;   // takes metric: ops_per_sec | us_per_op (else it has none of its own)
+  bool latency;  // a per-op latency in microseconds
+};
+constexpr SpreadStat kSpreadStats[] = {
+    {"min_max", true, true, false},      {"median", false, true, false},     {"fairness", false, false, false},
+    {"jain", false, false, false},       {"p50_latency", false, false, true}, {"p99_latency", false, false, true},
+    {"p999_latency", false, false, true}, {"max_latency", false, false, true}};
+const char* const kSpreadStatNames =
+    "min_max (default), median, fairness, jain, p50_latency, p99_latency, p999_latency or max_latency";
+
+// spread: {point: S@N}; stat: (above); reported: [FASTEST, SLOWEST] task
+// for min_max, else one number.
 void parse_spread_figure(const Reader& r, const YAML::Node& e, const YAML::Node& body, const YAML::Node& reported,
     const Scenario& sc, const std::string& what, Expectation& x, std::vector<Expectation>& out) {
   r.expect_map(body, what);
   r.only_keys(body, what, {"point"});
   x.new_point = parse_point_ref(r, r.require(body, "point", "spread"), sc);
+  const SpreadStat* stat = &kSpreadStats[0];
+  if (e["stat"]) {
+    x.stat = r.scalar(e["stat"], "stat");
+    stat = nullptr;
+    for (const auto& s : kSpreadStats)
+      if (x.stat == s.name) stat = &s;
+    if (!stat) r.fail(e["stat"], "unknown spread stat '" + x.stat + "'", kSpreadStatNames);
+  }
+  if (!stat->metric && e["metric"])
+    r.fail(e["metric"], "a " + x.stat + " spread takes no metric (" +
+                            (stat->latency ? "it is a per-op latency in microseconds" : "it is a ratio of per-task rates") + ")",
+           "no metric: key, or stat: min_max or median");
+  if (stat->latency) x.metric = "us_per_op";  // how the figure's values read: microseconds
+  if (stat->pair && e["bound"])
+    r.fail(e["bound"], "a min_max spread takes no bound", "a bound on a spread of one number (stat: median, fairness, ...)");
+  if (!stat->pair) {
+    if (reported.IsSequence())
+      r.fail(reported, "a " + x.stat + " spread reports one number, not a list",
+             stat->latency ? "microseconds, such as 40" : "a number, such as 1.5");
+    x.reported = parse_fraction(r, reported, "reported");
+    if (x.reported <= 0) r.fail(reported, "a spread's value must be positive", "a positive number");
+    if (x.stat == "fairness" && x.reported < 1)
+      r.fail(reported, "fairness is the fastest task's rate over the slowest's: at least 1", "a number >= 1");
+    if (x.stat == "jain" && x.reported > 1)
+      r.fail(reported, "Jain's index is at most 1 (1: every task as fast)", "a number in (0, 1]");
+    out.push_back(x);
+    return;
+  }
   if (!reported.IsSequence() || reported.size() != 2)
     r.fail(reported, "the reported spread is not a pair", "[FASTEST, SLOWEST], such as [30, 180] (us_per_op)");
   x.reported = parse_fraction(r, reported[0], "reported fastest");
@@ -109,7 +152,6 @@ void parse_spread_figure(const Reader& r, const YAML::Node& e, const YAML::Node&
     r.fail(reported, std::string("the fastest task comes first: ") + (latency ? "a lower" : "a higher") + " " +
                          x.metric + " than the slowest",
            "[FASTEST, SLOWEST]");
-  (void)e;
   out.push_back(x);
 }
 
@@ -193,7 +235,7 @@ std::vector<Expectation> parse_expect(const Reader& r, const YAML::Node& n, cons
   for (const auto& e : n) {
     r.expect_map(e, "an expected figure");
     r.only_keys(e, "an expected figure",
-                {"figure", "ratio", "change", "value", "curve", "peak", "spread", "metric", "reported", "bound",
+                {"figure", "ratio", "change", "value", "curve", "peak", "spread", "metric", "stat", "reported", "bound",
                  "tolerance", "fitted", "fitted_at", "source"});
     Expectation x;
     x.mark = r.mark(e);
@@ -223,8 +265,8 @@ std::vector<Expectation> parse_expect(const Reader& r, const YAML::Node& n, cons
       x.bound = r.scalar(e["bound"], "bound");
       if (x.bound != "about" && x.bound != "at_least" && x.bound != "at_most")
         r.fail(e["bound"], "unknown bound '" + x.bound + "'", "about, at_least or at_most");
-      if (x.kind == "peak" || x.kind == "spread")
-        r.fail(e["bound"], "a " + x.kind + " takes no bound", "a bound on a value, ratio, change or curve only");
+      if (x.kind == "peak")  // a spread's own rules: parse_spread_figure
+        r.fail(e["bound"], "a " + x.kind + " takes no bound", "a bound on a value, ratio, change, curve or spread");
     }
     x.tolerance = parse_fraction(r, r.require(e, "tolerance", "figure '" + x.id + "'"), "tolerance");
     if (x.tolerance <= 0) r.fail(e["tolerance"], "tolerance must be positive", "a tolerance such as 25%");
@@ -233,6 +275,8 @@ std::vector<Expectation> parse_expect(const Reader& r, const YAML::Node& n, cons
         r.fail(e["fitted"], "a curve marks its fitted point with fitted_at: CPUS", "fitted_at: CPUS");
       x.fitted = r.boolean(e["fitted"], "fitted");
     }
+    if (e["stat"] && x.kind != "spread")
+      r.fail(e["stat"], "stat is for spread figures", std::string("a spread's statistic: ") + kSpreadStatNames);
     if (e["fitted_at"] && x.kind != "curve")
       r.fail(e["fitted_at"], "fitted_at is for curves", "fitted: true on a " + x.kind);
     x.source = r.scalar(r.require(e, "source", "figure '" + x.id + "'"), "source");

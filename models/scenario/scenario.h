@@ -372,7 +372,14 @@ struct Expectation {
   std::vector<int> peak_cpus;  // peak: the curve's CPU counts searched for the highest point
   double reported = 0;       // value, ratio, 1 + change, peak height (NaN: only the CPU count given),
                              // spread: the fastest task's metric
-  double reported_high = 0;  // spread: the slowest task's metric
+  double reported_high = 0;  // spread with stat min_max: the slowest task's metric
+  // spread: which statistic of the point's tasks (models::TaskStats) the
+  // figure reports: min_max (the fastest and the slowest task, a pair),
+  // median (the median task's metric), fairness (max/min per-task ops/s),
+  // jain (Jain's index), p50_latency | p99_latency | p999_latency |
+  // max_latency (per-op latency, microseconds). Every one but min_max is
+  // one number, scored as a value (and may take a bound).
+  std::string stat = "min_max";
   double tolerance = 0;      // relative error allowed (0.25 = 25%); a change: see results/score.h
   // What the thread gave: a value ("about", "550-570 us"), or only a bound
   // (">40% of the time"): "at_least" / "at_most" count as met anywhere on

@@ -5,6 +5,7 @@ usage: test_cli.py VFSSIM_BINARY SOURCE_DIR
 """
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -369,6 +370,60 @@ with tempfile.TemporaryDirectory() as tmp:
     kh = run("validate", kinds, "--db", "", "-q")
     check("4@4" in kh.stdout and "restated" in kh.stdout and "within a factor 1.5" in kh.stdout,
           "the table prints a peak as HEIGHT@CPUS and the new counts")
+
+    # Spread statistics of the point's tasks (stat:): a lock-free 1 us loop
+    # has every per-op latency 1 us exactly and its tasks equally fast; the
+    # FIFO lock held 1 us by 4 CPUs makes each iteration wait ~4 holds.
+    stats = os.path.join(tmp, "stats.yaml")
+    with open(stats, "w") as f:
+        f.write(REVIEW_SCENARIO.split("expect:")[0] + """expect:
+  - figure: free-p99
+    spread: {point: free@4}
+    stat: p99_latency
+    reported: 1.0
+    tolerance: 1%
+    source: 'test: every iteration is 1 us of compute'
+  - figure: free-fair
+    spread: {point: free@4}
+    stat: fairness
+    reported: 1.0
+    tolerance: 1%
+    source: 'test: four equal tasks'
+  - figure: free-median
+    spread: {point: free@4}
+    stat: median
+    metric: us_per_op
+    reported: 1.0
+    tolerance: 1%
+    source: 'test: the median task runs 1 us per iteration'
+  - figure: locked-tail
+    spread: {point: locked@4}
+    stat: p99_latency
+    bound: at_most
+    reported: 2
+    tolerance: 10%
+    source: 'test: a 1 us hold shared by 4 CPUs cannot finish 99% of iterations within 2 us'
+""")
+    sdb = os.path.join(tmp, "stats.db")
+    sj = run("validate", stats, "--json", "--db", sdb, "-q")
+    sf = {f["figure"]: f for f in json.loads(sj.stdout)["figures"]}
+    check(sf["free-p99"]["stat"] == "p99_latency" and sf["free-p99"]["predicted"] == 1.0
+          and sf["free-p99"]["within_tolerance"] and sf["free-p99"]["reported_slowest"] is None,
+          "spread stat p99_latency: a fixed 1 us loop's p99 is 1 us exactly: " + json.dumps(sf["free-p99"]))
+    check(1.0 <= sf["free-fair"]["predicted"] < 1.01 and sf["free-fair"]["within_tolerance"],
+          "spread stat fairness: equal tasks, max/min ~ 1: " + json.dumps(sf["free-fair"]))
+    check(abs(sf["free-median"]["predicted"] - 1.0) < 0.01 and sf["free-median"]["within_tolerance"],
+          "spread stat median (us_per_op)")
+    lt = sf["locked-tail"]
+    check(lt["predicted"] > 3.5 and not lt["within_tolerance"] and abs(lt["error"] - (lt["predicted"] - 2) / 2) < 1e-9,
+          "an at_most latency bound missed scores the excess over the bound: " + json.dumps(lt))
+    check(not any(f["restated"] for f in sf.values()), "spreads of one point with different stats are all predictions")
+    rows = sqlite3.connect(sdb).execute("select figure, stat from validation_figures order by figure").fetchall()
+    check(rows == [("free-fair", "fairness"), ("free-median", "median"), ("free-p99", "p99_latency"),
+                   ("locked-tail", "p99_latency")], f"validation_figures.stat: {rows}")
+    st = run("validate", stats, "--db", "", "-q")
+    check(re.search(r"free-p99\s+spread\s+1 us\s+1 us", st.stdout) is not None and re.search(r"locked-tail\s+spread\s+<=2 us", st.stdout),
+          "the table prints a one-number spread as a value (with its bound): " + st.stdout[-800:])
 
     broken = os.path.join(tmp, "broken.yaml")
     with open(broken, "w") as f:

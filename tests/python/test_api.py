@@ -294,6 +294,24 @@ def test_sweep_shape_and_tables():
     assert set(p.contention_points.columns) == {"lock", "kind", "step", "chain", "contentions"}
 
 
+def test_per_task_figures_in_dicts_and_the_tasks_dataframe():
+    sc = vfssim.Scenario.from_dict(lockloop(kinds=("ticket", "tas"), cpus=(1, 8), duration="400us"))
+    sw = sc.sweep(reps=2, progress=False)
+    df = sw.tasks
+    assert list(df.columns) == ["strategy", "variant", "cpus", "rep"] + vfssim.results.columns("tasks")
+    assert len(df) == 2 * 2 * 2  # a row per replication of every point
+    p = sw.point("ticket", 8)
+    t = p.tasks
+    assert t["ops_per_sec_min"] <= t["ops_per_sec_median"] <= t["ops_per_sec_max"]
+    assert t["fairness"] == pytest.approx(t["ops_per_sec_max"] / t["ops_per_sec_min"])
+    assert t["latency_p50_us"] <= t["latency_p99_us"] <= t["latency_p999_us"] <= t["latency_max_us"]
+    # The per-task rates add up to the point's: their mean is the point's rate / CPUs.
+    one = sw.point("ticket", 1).tasks
+    assert one["ops_per_sec_min"] == one["ops_per_sec_max"] == sw.point("ticket", 1).ops_per_sec
+    row = df[(df.strategy == "ticket") & (df.cpus == 8) & (df.rep == 0)].iloc[0]
+    assert row["latency_p99_us"] == t["latency_p99_us"]
+
+
 def test_sweep_is_deterministic_whatever_the_workers():
     sc = vfssim.Scenario.from_dict(lockloop(kinds=("tas", "mcs")))
     a = sc.sweep(seed=3, jobs=1, progress=False).curve

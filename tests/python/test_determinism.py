@@ -1,5 +1,6 @@
 """Determinism: every scenario of scenarios/ (not the machine presets) gives
-byte-identical `vfssim run --json` output with one worker and with two."""
+byte-identical `vfssim run --json` output with one worker and with two
+(per-task rates and per-op latency quantiles included)."""
 import subprocess
 
 import pytest
@@ -31,3 +32,4 @@ def test_one_worker_and_two_give_the_same_bytes(path):
         out[jobs] = r.stdout
     assert out["1"] == out["2"]
     assert '"points"' in out["1"]
+    assert '"latency_p99_us"' in out["1"]  # the per-task figures are part of what must not depend on --jobs

@@ -11,7 +11,7 @@ __all__ = ["PointResult", "Sweep", "columns"]
 
 def columns(table):
     """The columns of a point's table ('lock_stat', 'lines', 'seqcounts', 'pools', 'profile', 'rcu',
-    'point', 'curve') in the engine's result schema (results/schema.h), in order: the keys of its
+    'roles', 'tasks', 'point', 'curve') in the engine's result schema (results/schema.h), in order: the keys of its
     dicts, of the JSON document, and the DataFrame columns here."""
     keys = [f["key"].split("[")[0] for f in _vfssim.result_schema()[table]["fields"] if f["key"]]
     return list(dict.fromkeys(keys))  # a group's elements ("ci95[0]", "ci95[1]") are one list-valued key
@@ -51,6 +51,10 @@ class PointResult:
                       more: {"name", "kind" ("lock"|"line"), "share" of CPU time, "margin"
                       (its share minus the second's)} or None
       rcu             RCU counters (dict)
+      tasks           the distribution over the point's tasks (dict): ops_per_sec_min, _median,
+                      _max (per-task rates), fairness (max/min, None when a task starved), jain,
+                      latency_p50_us, _p99_us, _p999_us, _max_us (per-op latency; None when no
+                      iteration completed)
     Tables (pandas DataFrames): lock_stat (the /proc/lock_stat columns, times
     in microseconds, sorted by total wait), profile (perf-style share of CPU
     time per call chain, largest first; object_kind and synchronizing say
@@ -170,6 +174,7 @@ class Sweep:
       sweep.point(s, cpus, variant="default", rep=0)   a PointResult
       sweep.lock_stat(s, cpus, variant="default")      its lock_stat DataFrame
       sweep.profile(s, cpus, variant="default")        its profile DataFrame
+      sweep.tasks                 DataFrame: per-task figures (fairness, per-op latency), a row per replication
       sweep.fits()                Amdahl and USL fits per curve (DataFrame)
       sweep.plot(reported=...)    vfssim.plot.curves(sweep, ...)
 
@@ -254,6 +259,15 @@ class Sweep:
         """The lock or line a curve point spends most CPU time synchronizing on (waiting, spinning,
         moving its line), over its replications: {"name", "kind", "share"} or None."""
         return self._cp(strategy, cpus, variant)["bottleneck"]
+
+    @property
+    def tasks(self):
+        """One row per replication of every curve point: strategy, variant, cpus, rep, then the
+        point's per-task figures (columns('tasks'): per-task rates min / median / max, fairness,
+        Jain's index, per-op latency p50 / p99 / p999 / max in microseconds; NaN: not measured)."""
+        rows = [{"strategy": c["strategy"], "variant": c["variant"], "cpus": c["cpus"], "rep": r["rep"], **r["tasks"]}
+                for c in self._curve for r in c["reps"]]
+        return _pd().DataFrame(rows, columns=["strategy", "variant", "cpus", "rep"] + columns("tasks"))
 
     def lock_stat(self, strategy, cpus, variant="default", rep=0):
         """lock_stat DataFrame of a point (see PointResult.lock_stat)."""

@@ -8,7 +8,8 @@ The scoring is vfssim's own (results/validation.h, the engine of `vfssim validat
 evaluates metrics, scores and finds restated figures. A figure is a `value` (a point's
 ops_per_sec, us_per_op, speedup or share:CHAIN-PREFIX), a `ratio` new/base, a `change`
 (new/base - 1; kept as the ratio 1 + change), a `peak` (the CPU count where a curve is highest,
-and the height there) or a `spread` (the fastest and the slowest task of a point); a `curve:`
+and the height there) or a `spread` (a statistic of a point's tasks: by default the fastest and
+the slowest task, or the median, fairness, Jain's index, a per-op latency quantile); a `curve:`
 entry gives one value figure per point (CURVE@CPUS). Values and ratios: error = |predicted -
 reported| / |reported|; changes: error = |Δpredicted - Δreported| / max(|Δreported|, 10%);
 factor = max(p/r, r/p). A figure the thread gives only as a bound (bound: at_least / at_most)
@@ -29,7 +30,7 @@ NO_DIRECTION = _vfssim.NO_DIRECTION  # a reported ratio this close to 1 claims n
 COLUMNS = ["figure", "kind", "metric", "new", "base", "reported", "bound", "predicted", "error", "factor",
            "tolerance", "within", "direction_ok", "fitted", "restated", "restates", "curve", "reported_cpus",
            "predicted_cpus", "reported_slowest", "predicted_slowest", "source", "reported_change",
-           "predicted_change"]
+           "predicted_change", "stat"]
 
 
 def _nan(v):
@@ -42,7 +43,8 @@ def score(scenario, seed=1, reps=1, jobs=0, progress=False, figures=None):
     reported, bound, predicted (a change as the ratio 1 + change), error, factor, tolerance,
     within, direction_ok (None when the figure claims no direction), fitted, restated, restates,
     curve, reported_cpus / predicted_cpus (peaks), reported_slowest / predicted_slowest
-    (spreads), source, reported_change and predicted_change (changes). figures: only these
+    (min_max spreads), source, reported_change and predicted_change (changes), stat (spreads: the
+    statistic of the point's tasks, min_max, median, fairness, jain or P_latency). figures: only these
     figure ids (or figure dicts with a 'figure' key) of scenario.expect."""
     import pandas as pd
     from ._util import make_progress
@@ -73,6 +75,7 @@ def score(scenario, seed=1, reps=1, jobs=0, progress=False, figures=None):
             "source": f["source"],
             "reported_change": reported - 1 if change else None,
             "predicted_change": predicted - 1 if change else None,
+            "stat": f.get("stat"),
         })
     return pd.DataFrame(rows, columns=COLUMNS)
 
@@ -100,7 +103,7 @@ def _line(row):
     pred = format_value(row["kind"], row["metric"], row["predicted"])
     if row["kind"] == "peak":
         rep, pred = f"{rep} at {row['reported_cpus']} CPUs", f"{pred} at {row['predicted_cpus']} CPUs"
-    elif row["kind"] == "spread":
+    elif row["kind"] == "spread" and row.get("stat") == "min_max":
         rep += " .. " + format_value("value", row["metric"], row["reported_slowest"])
         pred += " .. " + format_value("value", row["metric"], row["predicted_slowest"])
     err = "n/a" if not math.isfinite(row["error"]) else f"{100 * row['error']:.0f}%"
