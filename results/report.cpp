@@ -221,12 +221,14 @@ void print_curve_table(std::ostream& os, const std::vector<CurvePoint>& curve) {
       std::snprintf(line, sizeof line, "%6s %14s %10s %25s %9s %11s", "cpus", "ops/s", "stddev", "95% CI", "speedup",
                     "efficiency");
       os << line;
+      // The tasks' fairness and tail latency (always), then the band (only with --uncertainty: last).
+      std::snprintf(line, sizeof line, " %8s %10s", "max/min", "p99 op");
+      os << line;
       if (banded) {
         std::snprintf(line, sizeof line, " %25s", "p10-p90");
         os << line;
       }
-      std::snprintf(line, sizeof line, " %8s %10s", "max/min", "p99 op");  // the tasks' fairness and tail latency
-      os << line << "\n";
+      os << "\n";
     }
     const std::optional<double> speedup = speedup_of(one, cp);
     char sp[32] = "-", eff[32] = "-", sd[32] = "-", ci[64] = "-";
@@ -240,14 +242,15 @@ void print_curve_table(std::ostream& os, const std::vector<CurvePoint>& curve) {
     if (const auto c = ci95(cp.ops_per_sec, cp.stddev, n)) std::snprintf(ci, sizeof ci, "%.0f..%.0f", c->first, c->second);
     std::snprintf(line, sizeof line, "%6d %14.0f %10s %25s %9s %11s", cp.cpus, cp.ops_per_sec, sd, ci, sp, eff);
     os << line;
+    std::snprintf(line, sizeof line, " %8s %10s", fairness_cell(cp).c_str(), p99_cell(cp).c_str());
+    os << line;
     if (banded) {
       char band[64] = "-";
       if (!std::isnan(cp.band_p10)) std::snprintf(band, sizeof band, "%.0f..%.0f", cp.band_p10, cp.band_p90);
       std::snprintf(line, sizeof line, " %25s", band);
       os << line;
     }
-    std::snprintf(line, sizeof line, " %8s %10s", fairness_cell(cp).c_str(), p99_cell(cp).c_str());
-    os << line << "\n";
+    os << "\n";
     // With roles: each role's ops/s (mean over the replications) and tasks.
     if (!cp.reps.empty() && !cp.reps.front().roles.empty()) {
       std::string roles = "       roles:";

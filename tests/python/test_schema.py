@@ -13,7 +13,7 @@ from conftest import BUILD, ROOT
 
 VFSSIM = str(BUILD / "vfssim")
 SCENARIO = ROOT / "tests/bad-scenarios/valid/base.yaml"
-STATS = ["lock_stat", "lock_stat_rw", "contention_points", "lines", "seqcounts", "pools", "profile", "rcu", "roles"]
+STATS = ["lock_stat", "lock_stat_rw", "contention_points", "lines", "seqcounts", "pools", "profile", "rcu", "roles", "tasks"]
 
 
 def schema():

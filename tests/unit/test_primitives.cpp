@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "flat_machine.h"
 #include "models/codepath/executor.h"
 #include "models/experiment/experiment.h"
 #include "models/kernel/rwlock.h"
@@ -17,15 +18,7 @@ using namespace vfssim::models;
 
 namespace {
 
-// A flat machine of `cpus` CPUs: transfer 100 ns, local hit 1 ns, local atomic 10 ns.
-std::string flat_machine(int cpus) {
-  return "machine:\n"
-         "  levels:\n"
-         "    - {name: machine, count: 1, transfer: 100ns}\n"
-         "    - {name: cpu, count: " + std::to_string(cpus) + "}\n"
-         "  local_hit: 1ns\n"
-         "  local_atomic: 10ns\n";
-}
+using vfssim::testing::flat_machine;
 
 // A scenario with one strategy `s` whose loop is the op `iter`.
 Scenario scenario(const std::string& strategy_body, int cpus, const std::string& duration = "1000us",

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "flat_machine.h"
 #include "models/experiment/experiment.h"
 #include "models/scenario/scenario.h"
 #include "results/schema.h"
@@ -145,13 +146,7 @@ namespace {
 
 Scenario lock_scenario(const std::string& kind, int cpus, const std::string& body) {
   const std::string text =
-      "scenario: task-figures\n"
-      "machine:\n"
-      "  levels:\n"
-      "    - {name: machine, count: 1, transfer: 100ns}\n"
-      "    - {name: cpu, count: " + std::to_string(cpus) + "}\n"
-      "  local_hit: 1ns\n"
-      "  local_atomic: 10ns\n"
+      "scenario: task-figures\n" + vfssim::testing::flat_machine(cpus) +
       "workload:\n  tasks: process\n  placement: compact\n  loop: [iter]\n  warmup: 20us\n  duration: 2ms\n"
       "strategies:\n  s:\n"
       "    locks: {l: {kind: " + kind + ", scope: global}}\n"

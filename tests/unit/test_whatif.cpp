@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "flat_machine.h"
 #include "models/experiment/experiment.h"
 #include "models/scenario/scenario.h"
 
@@ -15,13 +16,7 @@ namespace {
 
 Scenario contended(int cpus) {
   const std::string text =
-      "scenario: whatif\n"
-      "machine:\n"
-      "  levels:\n"
-      "    - {name: machine, count: 1, transfer: 100ns}\n"
-      "    - {name: cpu, count: " + std::to_string(cpus) + "}\n"
-      "  local_hit: 1ns\n"
-      "  local_atomic: 10ns\n"
+      "scenario: whatif\n" + vfssim::testing::flat_machine(cpus) +
       "workload:\n  tasks: process\n  placement: compact\n  loop: [iter]\n  warmup: 20us\n  duration: 1000us\n"
       "strategies:\n"
       "  s:\n"
