@@ -53,7 +53,11 @@ FitResult refit_one(const Scenario& base, RangeSample& sample, const Range& c, c
   if (!std::isfinite(h0) || std::abs(h0) <= tol) {
     out.converged = std::isfinite(h0);
   } else {
-    double u1 = u0 + (u0 + 0.1 <= hi ? 0.1 : -0.1), h1 = h(u1);
+    // A second point 10% away, inside the range (a range narrower than
+    // that is searched from its other end).
+    const double u1_first = std::clamp(u0 + (u0 + 0.1 <= hi ? 0.1 : -0.1), lo, hi);
+    double u1 = u1_first == u0 ? (u0 == lo ? hi : lo) : u1_first;
+    double h1 = u1 == u0 ? h0 : h(u1);
     bool bracketed = false;
     while (std::isfinite(h1) && std::abs(h1) > tol && out.evaluations < kMaxRefitEvaluations) {
       if (h0 * h1 < 0) bracketed = true;

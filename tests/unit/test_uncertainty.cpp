@@ -322,6 +322,18 @@ TEST_CASE("a fit its search range cannot reach keeps the closest bound and says 
   CHECK_FALSE(fits[0].converged);
   CHECK(fits[0].value == 200000);  // the bound nearest the figure
   CHECK(fits[0].predicted == doctest::Approx(1e6 / 1.2).epsilon(0.001));
+  // A range narrower than the search's first 10% step, its estimate at the
+  // low end: searched from the other end, which is the closest.
+  text = replace(kFitted, "rest: {estimate: 300ns, range: [50ns, 5us], fit: one-cpu}",
+                 "rest: {estimate: 100ns, range: [100ns, 105ns], fit: one-cpu}");
+  const Scenario narrow = load_scenario_string(text, "f.yaml");
+  RangeSample s2{{"params.work", 1e6}};
+  fits.clear();
+  refit_sample(narrow, s2, 1, {}, &fits);
+  REQUIRE(fits.size() == 1);
+  CHECK_FALSE(fits[0].converged);
+  CHECK(fits[0].value == 105000);
+  CHECK(fits[0].evaluations <= 3);
 }
 
 TEST_CASE("sampled_scenario re-fits, and the plain scenario keeps the written value") {
