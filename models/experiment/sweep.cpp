@@ -214,15 +214,6 @@ std::vector<CurvePoint> run_sweep(const Scenario& scenario, const SweepSpec& spe
   const int n = spec.uncertainty;
   if (n < 0 || n > kMaxUncertaintySamples)
     throw std::invalid_argument("--uncertainty must be from 0 to " + std::to_string(kMaxUncertaintySamples));
-  // Each sample's scenario, its fitted constants re-fitted (refit.h), built
-  // in parallel: a re-fit runs the fitted figure's points.
-  std::vector<RangeSample> samples(static_cast<std::size_t>(n));
-  std::vector<Scenario> sampled(static_cast<std::size_t>(n));
-  sim::parallel_for(static_cast<std::size_t>(n), spec.jobs == 0 ? sim::default_jobs() : spec.jobs, [&](std::size_t i) {
-    SampledScenario x = sampled_scenario(scenario, n, spec.seed, static_cast<int>(i), control.limits);
-    samples[i] = std::move(x.sample);
-    sampled[i] = std::move(x.scenario);
-  });
   const std::size_t sample_base = plan.points.size();
 
   std::vector<std::size_t> todo;  // indices into plan.points, then sample jobs
@@ -236,6 +227,19 @@ std::vector<CurvePoint> run_sweep(const Scenario& scenario, const SweepSpec& spe
     curve[c].sample_rates.assign(n, std::nan(""));  // a preloaded point keeps the band it was stored with
     for (int i = 0; i < n; ++i) todo.push_back(sample_base + c * n + i);
   }
+
+  // Each sample's scenario, its fitted constants re-fitted (refit.h), built
+  // in parallel: a re-fit runs the fitted figure's points. When every point
+  // was preloaded (--resume) only the drawn values are needed (the
+  // sensitivities read them), and no re-fit runs.
+  const bool runs_samples = std::any_of(todo.begin(), todo.end(), [&](std::size_t i) { return i >= sample_base; });
+  std::vector<RangeSample> samples(static_cast<std::size_t>(n));
+  std::vector<Scenario> sampled(static_cast<std::size_t>(n));
+  sim::parallel_for(static_cast<std::size_t>(n), spec.jobs == 0 ? sim::default_jobs() : spec.jobs, [&](std::size_t i) {
+    SampledScenario x = sampled_scenario(scenario, n, spec.seed, static_cast<int>(i), control.limits, runs_samples);
+    samples[i] = std::move(x.sample);
+    sampled[i] = std::move(x.scenario);
+  });
 
   std::mutex mutex;  // guards curve, left, done and the callbacks
   std::size_t done = 0;
