@@ -92,6 +92,24 @@ class EventQueue {
     return out;
   }
 
+  // Takes the next event into `out` if there is one at or before `end`
+  // (one look at where it sits, for the engine loop); false otherwise, and
+  // nothing is taken.
+  [[gnu::always_inline]] bool pop_until(Time end, Event& out) {
+    const unsigned __int128 limit = static_cast<unsigned __int128>(
+        static_cast<std::uint64_t>(end.time_since_epoch().count()) ^ (std::uint64_t{1} << 63)) << 64 | ~std::uint64_t{0};
+    if (near_n_) {
+      const Node& n = near_[near_n_ - 1];
+      if (limit < n.key) return false;
+      out = event_of(n);
+      --near_n_;
+      return true;
+    }
+    if (heap_.empty() || limit < heap_.front().key) return false;
+    out = pop();
+    return true;
+  }
+
   void clear() {
     heap_.clear();
     near_n_ = 0;

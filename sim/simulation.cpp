@@ -23,21 +23,26 @@ StopReason Simulation::run(const RunLimits& limits) {
   const std::uint64_t work_end =
       limits.max_work > std::numeric_limits<std::uint64_t>::max() - work_ ? std::numeric_limits<std::uint64_t>::max()
                                                                           : work_ + limits.max_work;
-  while (!queue_.empty()) {
-    if (queue_.next_time() > limits.end) {
-      now_ = limits.end;
-      return StopReason::kTimeLimit;
+  Event e;
+  for (;;) {
+    if (budget == 0) {
+      if (queue_.empty()) return StopReason::kQueueEmpty;
+      if (queue_.next_time() > limits.end) break;
+      return StopReason::kEventBudget;
     }
-    if (budget == 0) return StopReason::kEventBudget;
+    if (!queue_.pop_until(limits.end, e)) {
+      if (queue_.empty()) return StopReason::kQueueEmpty;
+      break;
+    }
     --budget;
-    const Event e = queue_.pop();
     now_ = e.time;
     ++events_executed_;
     handlers_[e.target]->handle(*this, e);
-    if (stop_requested_) return StopReason::kRequested;
-    if (work_ >= work_end) return StopReason::kEventBudget;
+    if (stop_requested_ || work_ >= work_end) [[unlikely]]
+      return stop_requested_ ? StopReason::kRequested : StopReason::kEventBudget;
   }
-  return StopReason::kQueueEmpty;
+  now_ = limits.end;
+  return StopReason::kTimeLimit;
 }
 
 std::string format_duration(Duration d) {

@@ -54,6 +54,7 @@ Executor::Executor(sim::Simulation& sim, const Program& program, const Topology&
   build_instances();
   for (std::size_t t = 0; t < n; ++t) pick_objects(t);
   smt_.emplace(topo_, config_.cpus);
+  for (std::size_t t = 0; t < n; ++t) tasks_[t].has_smt_siblings = smt_->has_siblings(t);
   if (program_.uses_sum) {
     // Reading every CPU's copy of a per-CPU line: a copy that a busy CPU
     // keeps writing comes from that CPU's cache; an idle CPU's copy is never
@@ -63,9 +64,15 @@ Executor::Executor(sim::Simulation& sim, const Program& program, const Topology&
       for (const auto& other : tasks_) task.sum_cost += topo_.transfer(other.cpu, task.cpu);
     }
   }
-  for (const auto& d : program_.locks) {
-    if (d.versioned) owner_watch_slots_.push_back(static_cast<std::uint32_t>(lock_removed_.size()));
-    lock_removed_.push_back(d.kind == FreeLock::kKind);
+  for (std::uint32_t s = 0; s < program_.locks.size(); ++s)
+    if (program_.locks[s].versioned) owner_watch_slots_.push_back(s);
+  code_ = program_.code;
+  for (std::uint32_t pc = 0; pc < code_.size(); ++pc) {
+    Instr& in = code_[pc];
+    if ((in.kind == InstrKind::kAcquire || in.kind == InstrKind::kRelease) && program_.locks[in.slot].kind == FreeLock::kKind) {
+      in.kind = InstrKind::kJump;  // a lock made free (FreeLock): nothing to take or check
+      in.jump = pc + 1;
+    }
   }
   std::vector<std::string> lock_names;
   for (std::size_t i = 0; i < locks_.size(); ++i) lock_names.push_back(program_.locks[locks_.slot_of(i)].name);
@@ -197,13 +204,12 @@ void Executor::start() {
 }
 
 void Executor::handle(sim::Simulation& sim, const sim::Event& e) {
-  switch (e.kind) {
-    case kWarmupEnd: reset_window(); break;
-    case kGracePeriodEnd: grace_period_end(sim.now()); break;
-    default: run(static_cast<std::size_t>(e.arg), sim.now(), true);
+  if (e.kind == kResume) [[likely]] {
+    run<true>(static_cast<std::size_t>(e.arg), sim.now());
+    return;
   }
-  sim.add_work(local_steps_);  // the budget checks count steps run ahead of the clock too
-  local_steps_ = 0;
+  if (e.kind == kWarmupEnd) reset_window();
+  else grace_period_end(sim.now());
 }
 
 void Executor::reset_window() {
@@ -254,7 +260,7 @@ const std::string& Executor::lock_name(std::uint32_t id) const { return program_
     } else if (lock_id) {
       other.lock_retry = true;
     }
-    run(static_cast<std::size_t>(wt), gr.at, false);
+    run<false>(static_cast<std::size_t>(wt), gr.at);
   }
 }
 
@@ -274,7 +280,7 @@ void Executor::grace_period_end(sim::Time now) {
     Task& task = tasks_[t];
     task.blocked = false;
     ++task.pc;
-    run(t, now, false);
+    run<false>(t, now);
   }
   schedule_grace_period_end(next);
 }
@@ -283,20 +289,24 @@ void Executor::grace_period_end(sim::Time now) {
 // advance it without events, shared steps wait for the global clock. RCU
 // read-side markers cost nothing but are shared steps: whether a CPU is
 // inside a read section must be true at the global instant a grace period
-// looks at it. A task resumed by another task (`from_event` false) runs
+// looks at it. A task resumed by another task (FromEvent false) runs
 // only local steps before it schedules, so hand-overs never nest.
-void Executor::run(std::size_t t, sim::Time at, bool from_event) {
-  const Instr* code = program_.code.data();
-  const std::uint32_t& pc = tasks_[t].pc;
+template <bool FromEvent>
+[[gnu::always_inline]] inline void Executor::run(std::size_t t, sim::Time at) {
+  const Instr* const code = code_.data();
+  Task& task = tasks_[t];
+  const sim::Time clock = sim_.now();  // at >= now: a task never runs behind the clock
   bool ended_iteration = false;
-  std::uint64_t steps = 0;  // counted here, added once: local_steps_ is memory
+  // Counted here, added once: the budget checks count steps run ahead of
+  // the clock too (Simulation::add_work).
+  std::uint64_t steps = 0;
   for (;;) {
     ++steps;
-    switch (step(t, code[pc], at, from_event, ended_iteration)) {
+    switch (step<FromEvent>(t, task, code[task.pc], at, clock, ended_iteration)) {
       case Next::kStep: continue;
-      case Next::kStop: local_steps_ += steps; return;
+      case Next::kStop: sim_.add_work(steps); return;
       case Next::kWait:
-        local_steps_ += steps;
+        sim_.add_work(steps);
         sim_.schedule(at, handler_id_, kResume, t);
         return;
     }
@@ -309,23 +319,20 @@ void Executor::run(std::size_t t, sim::Time at, bool from_event) {
 // in turn before the others' jump table: conditional branches that follow
 // a task's repeating pattern, where one indirect jump served every step
 // (perf put 12% of a lock benchmark's samples on it).
-[[gnu::always_inline]] inline Executor::Next Executor::step(std::size_t t, const Instr& in, sim::Time& at,
-                                                            bool from_event, bool& ended_iteration) {
-  Task& task = tasks_[t];
-  const bool at_clock = from_event && at == sim_.now();  // at >= now: a task never runs behind the clock
+template <bool FromEvent>
+[[gnu::always_inline]] inline Executor::Next Executor::step(std::size_t t, Task& task, const Instr& in, sim::Time& at,
+                                                            sim::Time clock, bool& ended_iteration) {
+  const bool at_clock = FromEvent && at == clock;
   const InstrKind kind = in.kind;
   if (kind == InstrKind::kCompute) {
-    const Duration d = smt_->stretch(t, draw(task, in.time), [this](std::size_t u) { return !tasks_[u].blocked; });
+    Duration d = draw(task, in.time);
+    if (task.has_smt_siblings) d = smt_->stretch(t, d, [this](std::size_t u) { return !tasks_[u].blocked; });
     profile_.charge(task.pc, d);
     at += d;
     ++task.pc;
     return Next::kStep;
   }
   if (kind == InstrKind::kAcquire || kind == InstrKind::kRelease) {
-    if (lock_removed_[in.slot]) {
-      ++task.pc;  // a lock made free (FreeLock): nothing to take or check
-      return Next::kStep;
-    }
     if (!at_clock) return Next::kWait;
     if (kind == InstrKind::kRelease) {
       release(task, in, at);
@@ -397,7 +404,7 @@ void Executor::run(std::size_t t, sim::Time at, bool from_event) {
   task.pc = task.entry;
   if (at > config_.end) return false;  // past the window: this task is done
   ++task.iteration;
-  pick_objects(t);  // between iterations: the task holds no lock, is in no read section
+  if (!object_slots_.empty()) pick_objects(t);  // between iterations: the task holds no lock, is in no read section
   // A random time may draw 0 (compute: {exp: 1ns}), a branch may skip every
   // timed step; a loop that would stall by chance is refused before the run
   // (zero_time_probability), so only a long run of zero-time iterations

@@ -133,6 +133,7 @@ class Executor final : public sim::EventHandler {
     std::uint64_t iteration = 0;  // loop iterations begun, warm-up included (round_robin picks)
     sim::RngStream pick_rng;      // uniform and zipf picks of scope: object declarations
     bool blocked = false;
+    bool has_smt_siblings = false;  // other tasks on its core's threads (SmtSlowdown)
     sim::Time blocked_since{};
     sim::Time last_iteration_end{Duration{-1}};
     sim::Time iteration_start{};  // of the current iteration (per-op latency)
@@ -177,11 +178,19 @@ class Executor final : public sim::EventHandler {
   std::vector<TaskWait> wait_snapshot() const;
 
   // Runs task `t` from local time `at` (>= now) until it must wait.
-  void run(std::size_t t, sim::Time at, bool from_event);
+  // FromEvent: the task runs for its own event, at the global clock (else
+  // another task's step resumed it, and it runs only local steps). Two
+  // instances, so that the resumed one's loop has no shared steps to test.
+  template <bool FromEvent>
+  [[gnu::always_inline]] void run(std::size_t t, sim::Time at);
   // What run() does after a step: the next one, stop (the task waits, or
   // is done), or schedule the task at its local time.
   enum class Next : std::uint8_t { kStep, kStop, kWait };
-  Next step(std::size_t t, const Instr& in, sim::Time& at, bool from_event, bool& ended_iteration);
+  // `clock` is the global clock when the task runs for its own event
+  // (FromEvent); a task another task's step resumed runs only local steps,
+  // so hand-overs never nest.
+  template <bool FromEvent>
+  Next step(std::size_t t, Task& task, const Instr& in, sim::Time& at, sim::Time clock, bool& ended_iteration);
   // A step other than compute that touches only the CPU's own state: true
   // when `in` is one (and has run).
   bool run_local(Task& task, const Instr& in, sim::Time& at);
@@ -225,7 +234,10 @@ class Executor final : public sim::EventHandler {
   InstanceTable<CacheLine> lines_;
   InstanceTable<SeqCount> seqs_;
   InstanceTable<FreePages> pools_;
-  std::vector<bool> lock_removed_;  // per lock slot: kind "free" (acquire/release are no-ops)
+  // The code this executor runs: program_.code with the acquire and release
+  // steps of a lock made free (kind "free") turned into jumps to the next
+  // instruction, so that no step tests for it. Reports keep program_.code.
+  std::vector<Instr> code_;
   std::vector<std::uint32_t> owner_watch_slots_;  // lock slots whose model wants the holder's sleeps
 
   std::optional<InvariantChecker> checker_;
@@ -241,7 +253,6 @@ class Executor final : public sim::EventHandler {
   // waiter found took it (lock_stat's contending points).
   std::vector<std::uint64_t> contending_at_;
   std::vector<std::uint32_t> acquired_at_;  // per lock instance: the pc of its last acquisition
-  std::uint64_t local_steps_ = 0;  // steps run during the current event
   std::uint64_t window_iterations_ = 0;
   sim::LogLinearHistogram latency_;
   std::uint64_t events_before_window_ = 0;

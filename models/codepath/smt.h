@@ -31,6 +31,7 @@ class SmtSlowdown {
     for (int busy = 1; busy <= topo.num_cpus() / topo.num_cores(); ++busy) slowdown_.push_back(topo.compute_slowdown(busy));
   }
 
+  bool has_siblings(std::size_t t) const { return !siblings_[t].empty(); }
   // `d` of task `t`'s compute, stretched by its core's busy threads now;
   // running(u) says whether sibling task u runs code (is not waiting).
   template <class Running>
