@@ -4,21 +4,19 @@ namespace vfssim::models {
 
 InvariantChecker::InvariantChecker(std::vector<std::string> lock_names, std::size_t seqcounts)
     : lock_names_(std::move(lock_names)),
-      exclusive_holder_(lock_names_.size(), -1),
-      shared_holders_(lock_names_.size(), 0),
-      last_release_(lock_names_.size(), sim::Time{}),
+      held_(lock_names_.size()),
       write_epoch_(seqcounts, 0) {}
 
 void InvariantChecker::fail_granted_while_held(std::uint32_t id, int cpu) const {
   throw InvariantViolation("mutual exclusion broken: lock '" + lock_names_[id] + "' granted to cpu " +
-                           std::to_string(cpu) + " while cpu " + std::to_string(exclusive_holder_[id]) +
+                           std::to_string(cpu) + " while cpu " + std::to_string(held_[id].exclusive_holder) +
                            " holds it exclusively");
 }
 
 void InvariantChecker::fail_granted_to_writer(std::uint32_t id, int cpu, sim::Time at) const {
-  if (shared_holders_[id] > 0)
+  if (held_[id].shared_holders > 0)
     throw InvariantViolation("reader-writer exclusion broken: lock '" + lock_names_[id] + "' granted to writer cpu " +
-                             std::to_string(cpu) + " while " + std::to_string(shared_holders_[id]) + " readers hold it");
+                             std::to_string(cpu) + " while " + std::to_string(held_[id].shared_holders) + " readers hold it");
   (void)at;
   throw InvariantViolation("lock '" + lock_names_[id] + "' granted before its previous release");
 }

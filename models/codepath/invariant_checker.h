@@ -32,8 +32,8 @@ class InvariantChecker {
   // Inline: the interpreter calls them on every acquisition and release.
   void granted(std::uint32_t lock, int cpu, sim::Time at, LockMode mode);
   void released(std::uint32_t lock, int cpu, sim::Time at, LockMode mode);
-  int exclusive_holder(std::uint32_t lock) const { return exclusive_holder_[lock]; }
-  int readers(std::uint32_t lock) const { return shared_holders_[lock]; }
+  int exclusive_holder(std::uint32_t lock) const { return held_[lock].exclusive_holder; }
+  int readers(std::uint32_t lock) const { return held_[lock].shared_holders; }
 
   // A seqcount's write epoch: odd while a writer is inside.
   std::uint64_t epoch(std::uint32_t seq) const { return write_epoch_[seq]; }
@@ -49,36 +49,43 @@ class InvariantChecker {
   [[noreturn, gnu::cold, gnu::noinline]] void fail_granted_to_writer(std::uint32_t id, int cpu, sim::Time at) const;
   [[noreturn, gnu::cold, gnu::noinline]] void fail_released(std::uint32_t id, int cpu, LockMode mode) const;
 
+  // What the checker knows of one lock instance: one record, so that a
+  // grant or a release touches one line.
+  struct Held {
+    int exclusive_holder = -1;  // cpu, or -1
+    int shared_holders = 0;
+    sim::Time last_release{};
+  };
   std::vector<std::string> lock_names_;
-  std::vector<int> exclusive_holder_;    // cpu, or -1
-  std::vector<int> shared_holders_;
-  std::vector<sim::Time> last_release_;
+  std::vector<Held> held_;
   std::vector<std::uint64_t> write_epoch_;
 };
 
 inline void InvariantChecker::granted(std::uint32_t id, int cpu, sim::Time at, LockMode mode) {
-  if (exclusive_holder_[id] >= 0) [[unlikely]]
+  Held& h = held_[id];
+  if (h.exclusive_holder >= 0) [[unlikely]]
     fail_granted_while_held(id, cpu);
   if (mode == LockMode::kShared) {
-    ++shared_holders_[id];
+    ++h.shared_holders;
     return;
   }
-  if (shared_holders_[id] > 0 || at < last_release_[id]) [[unlikely]]
+  if (h.shared_holders > 0 || at < h.last_release) [[unlikely]]
     fail_granted_to_writer(id, cpu, at);
-  exclusive_holder_[id] = cpu;
+  h.exclusive_holder = cpu;
 }
 
 inline void InvariantChecker::released(std::uint32_t id, int cpu, sim::Time at, LockMode mode) {
+  Held& h = held_[id];
   if (mode == LockMode::kShared) {
-    if (shared_holders_[id] <= 0) [[unlikely]]
+    if (h.shared_holders <= 0) [[unlikely]]
       fail_released(id, cpu, mode);
-    --shared_holders_[id];
+    --h.shared_holders;
   } else {
-    if (exclusive_holder_[id] != cpu) [[unlikely]]
+    if (h.exclusive_holder != cpu) [[unlikely]]
       fail_released(id, cpu, mode);
-    exclusive_holder_[id] = -1;
+    h.exclusive_holder = -1;
   }
-  if (last_release_[id] < at) last_release_[id] = at;
+  if (h.last_release < at) h.last_release = at;
 }
 
 }  // namespace vfssim::models
