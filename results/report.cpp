@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 
 #include "results/review.h"
@@ -196,8 +197,11 @@ std::string p99_cell(const CurvePoint& cp) {
     sum += static_cast<double>(r.tasks.latency_p99->count());
   }
   if (cp.reps.empty()) return "-";
-  const double ps = sum / static_cast<double>(cp.reps.size());
+  // Rounded to the three digits printed before the unit is chosen, so that
+  // 999.7 ns prints as 1us, not 1e+03ns.
   char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", sum / static_cast<double>(cp.reps.size()));
+  const double ps = std::strtod(buf, nullptr);
   if (ps >= 1e12) std::snprintf(buf, sizeof buf, "%.3gs", ps * 1e-12);
   else if (ps >= 1e9) std::snprintf(buf, sizeof buf, "%.3gms", ps * 1e-9);
   else if (ps >= 1e6) std::snprintf(buf, sizeof buf, "%.3gus", ps * 1e-6);

@@ -8,12 +8,14 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "flat_machine.h"
 #include "models/experiment/experiment.h"
 #include "models/scenario/scenario.h"
+#include "results/report.h"
 #include "results/schema.h"
 #include "sim/histogram.h"
 #include "sim/rng.h"
@@ -224,4 +226,25 @@ TEST_CASE("the tasks record is in the schema: JSON keys, null when not measured,
   const TaskStats unmeasured;
   for (const auto& v : report::schema::shown_record(report::schema::tasks().fields, unmeasured, {}))
     CHECK(std::holds_alternative<std::monostate>(v.values.front()));
+}
+
+TEST_CASE("the table's p99 cell rounds before it picks the unit: 999.7 ns is 1us, not 1e+03ns") {
+  auto cell = [](std::int64_t ps) {
+    vfssim::models::CurvePoint cp;
+    cp.strategy = "s";
+    cp.cpus = 1;
+    cp.ops_per_sec = 1;
+    vfssim::models::PointResult r;
+    r.tasks.latency_p99 = vfssim::sim::Duration{ps};
+    cp.reps.push_back(r);
+    std::ostringstream os;
+    vfssim::report::print_curve_table(os, {cp});
+    return os.str();
+  };
+  const std::string near_us = cell(999'700);
+  CHECK(near_us.find("1us") != std::string::npos);
+  CHECK(near_us.find("e+") == std::string::npos);
+  CHECK(cell(998'400).find("998ns") != std::string::npos);
+  CHECK(cell(2'500'000).find("2.5us") != std::string::npos);
+  CHECK(cell(999).find("999ps") != std::string::npos);
 }
