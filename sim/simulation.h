@@ -64,7 +64,7 @@ class Simulation {
   Time now() const { return now_; }
 
   [[gnu::always_inline]] void schedule(Time at, std::uint32_t target, std::uint32_t kind, std::uint64_t arg = 0,
-                std::uint8_t priority = 128) {
+                                       std::uint8_t priority = 128) {
     if (at < now_) [[unlikely]]
       scheduled_in_the_past();
     queue_.push(Event{at, (std::uint64_t{priority} << 56) | next_seq_++, target, kind, arg});
