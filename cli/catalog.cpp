@@ -96,6 +96,7 @@ Preset read_preset(const fs::path& path) {
   for (std::string l; std::getline(in, l);) lines.push_back(l);
   const YAML::Node root = YAML::LoadFile(p.path);
   auto add = [&](const std::string& name, const YAML::Node& n) {
+    // A scalar, `E ± D` among them (a string the loader reads), is shown as written.
     if (n && n.IsScalar()) p.latencies.push_back({name, n.Scalar(), source_comment(lines, n.Mark().line), "", "", ""});
     if (n && n.IsMap() && n["estimate"]) {  // the loader has checked its form
       Latency l{name, n["estimate"].Scalar(), source_comment(lines, n.Mark().line), "", "", ""};
@@ -103,7 +104,6 @@ Preset read_preset(const fs::path& path) {
       if (n["why"]) l.why = n["why"].Scalar();
       p.latencies.push_back(l);
     }
-    // `E ± D` is a string the loader reads; shown as written.
   };
   if (root["levels"])
     for (const auto& l : root["levels"])
