@@ -41,10 +41,11 @@ struct Event {
 
 // (time, order) as one unsigned 128-bit key ordered as runs_before: the
 // time's sign bit flipped (a signed picosecond count), then the order.
-inline unsigned __int128 event_key(const Event& e) {
-  const auto t = static_cast<std::uint64_t>(e.time.time_since_epoch().count()) ^ (std::uint64_t{1} << 63);
-  return static_cast<unsigned __int128>(t) << 64 | e.order;
+inline unsigned __int128 time_order_key(Time time, std::uint64_t order) {
+  const auto t = static_cast<std::uint64_t>(time.time_since_epoch().count()) ^ (std::uint64_t{1} << 63);
+  return static_cast<unsigned __int128>(t) << 64 | order;
 }
+inline unsigned __int128 event_key(const Event& e) { return time_order_key(e.time, e.order); }
 
 inline bool runs_before(const Event& a, const Event& b) {
   if (a.time != b.time) return a.time < b.time;
@@ -96,8 +97,7 @@ class EventQueue {
   // (one look at where it sits, for the engine loop); false otherwise, and
   // nothing is taken.
   [[gnu::always_inline]] bool pop_until(Time end, Event& out) {
-    const unsigned __int128 limit = static_cast<unsigned __int128>(
-        static_cast<std::uint64_t>(end.time_since_epoch().count()) ^ (std::uint64_t{1} << 63)) << 64 | ~std::uint64_t{0};
+    const unsigned __int128 limit = time_order_key(end, ~std::uint64_t{0});  // the last key at `end`
     if (near_n_) {
       const Node& n = near_[near_n_ - 1];
       if (limit < n.key) return false;
