@@ -40,7 +40,8 @@ namespace {
 // Fewer loop iterations than this in a point's window: quantized figures.
 constexpr std::uint64_t kFewIterations = 100;
 
-// Every *.yaml of a directory (sorted), or the file itself.
+// Every *.yaml of a directory and its subdirectories (sorted by path: the
+// ladder's hardware/ rung sits inside scenarios/validation), or the file.
 std::vector<std::string> scenario_files(const std::vector<std::string>& paths) {
   namespace fs = std::filesystem;
   std::vector<std::string> out;
@@ -48,7 +49,7 @@ std::vector<std::string> scenario_files(const std::vector<std::string>& paths) {
     std::error_code ec;
     if (fs::is_directory(p, ec)) {
       std::vector<std::string> found;
-      for (const auto& entry : fs::directory_iterator(p, ec))
+      for (const auto& entry : fs::recursive_directory_iterator(p, ec))
         if (entry.is_regular_file() && entry.path().extension() == ".yaml") found.push_back(entry.path().string());
       if (ec) throw po::error(p + ": cannot list the directory: " + ec.message());
       std::sort(found.begin(), found.end());
@@ -253,6 +254,19 @@ int cmd_validate(const std::vector<std::string>& args) {
   const bool failed = total_summary.failed;
   json summary = total_summary.to_json();
   summary["wall_seconds"] = wall;
+  // The score per rung of the ladder, for the rungs the files are on.
+  std::vector<std::pair<std::string, ValidationSummary>> by_level;
+  for (const char* level : models::kLevels) {
+    ValidationSummary t = validation.summarize_level(figures, level);
+    if (t.figures > 0) by_level.emplace_back(level, t);
+  }
+  summary["levels"] = json::object();
+  for (const auto& [level, t] : by_level) {
+    json one = t.to_json();
+    one.erase("scenarios");
+    one["scenarios"] = t.scenarios;
+    summary["levels"][level] = std::move(one);
+  }
   // --uncertainty: each figure's band, and the share of predictions whose
   // reported value it holds (calibrated 80% bands hold about 80%).
   std::vector<FigureBand> bands;
@@ -277,7 +291,7 @@ int cmd_validate(const std::vector<std::string>& args) {
   json per_scenario = json::array();
   for (std::size_t s = 0; s < scenarios.size(); ++s) {
     if (scenarios[s].expect.empty()) continue;
-    json one{{"scenario", scenarios[s].name}, {"path", scenarios[s].path}};
+    json one{{"scenario", scenarios[s].name}, {"path", scenarios[s].path}, {"level", scenarios[s].level}};
     one.update(Validation::summarize(figures, s).to_json());
     one.erase("scenarios");
     per_scenario.push_back(std::move(one));
@@ -338,7 +352,7 @@ int cmd_validate(const std::vector<std::string>& args) {
     }
     std::size_t width = 6;
     for (const auto& e : sc.expect) width = std::max(width, e.id.size());
-    std::cout << "scenario " << sc.name << " (" << sc.path << ")\n";
+    std::cout << "scenario " << sc.name << " (" << sc.path << ", level " << sc.level << ")\n";
     std::snprintf(line, sizeof line, "  %-*s  %-6s %13s %13s %8s %7s %9s  %-8s  %-6s  %s\n", static_cast<int>(width),
                   "figure", "kind", "reported", "predicted", "error", "factor", "tolerance", "fitted", "within",
                   "direction");
@@ -355,7 +369,7 @@ int cmd_validate(const std::vector<std::string>& args) {
       std::snprintf(tol, sizeof tol, "%g%%", 100 * e.tolerance);
       const char* dir = !f.direction_ok ? "-" : (*f.direction_ok ? "right" : "WRONG");
       const char* in = f.within ? "yes" : (f.prediction() ? "NO" : "no");
-      const std::string fitted = e.fitted ? "yes" : f.restated ? "restated" : "no";
+      const std::string fitted = f.fit_missed() ? "MISSED" : e.fitted ? "yes" : f.restated ? "restated" : "no";
       std::snprintf(line, sizeof line, "  %-*s  %-6s %13s %13s %8s %7s %9s  %-8s  %-6s  %s\n", static_cast<int>(width),
                     e.id.c_str(), e.kind.c_str(),
                     format_cell(e, e.reported, e.reported_high, e.new_point.cpus).c_str(),
@@ -363,6 +377,8 @@ int cmd_validate(const std::vector<std::string>& args) {
                     fitted.c_str(), in, dir);
       std::cout << line;
       if (f.restated) std::cout << "    (restates " << f.restates << ": the same simulation, not scored)\n";
+      if (f.fit_missed())
+        std::cout << "    (fit missed: its constant could not bring it within tolerance; a miss of the model)\n";
       if (!bands.empty()) {
         const std::size_t i = static_cast<std::size_t>(&f - figures.data());
         const auto& b = bands[i];
@@ -376,6 +392,7 @@ int cmd_validate(const std::vector<std::string>& args) {
                   "  %zu predictions (%zu fitted, %zu restated): %zu within tolerance, %zu within a factor 1.5",
                   t.predictions, t.fitted, t.restated, t.within, t.within_factor_1_5);
     std::cout << line;
+    if (t.fit_missed) std::cout << ", fits missed " << t.fit_missed << "/" << t.fitted;
     if (t.peaks) std::cout << ", peaks within a doubling " << t.peaks_within_doubling << "/" << t.peaks;
     if (t.directions_total) std::cout << ", directions right " << t.directions_right << "/" << t.directions_total;
     std::cout << "\n\n";
@@ -390,6 +407,13 @@ int cmd_validate(const std::vector<std::string>& args) {
                 t.within_factor_1_5, t.peaks_within_doubling, t.peaks, t.directions_right, t.directions_total,
                 points.size(), reps, reps == 1 ? "" : "s", wall);
   std::cout << line;
+  if (t.fit_missed) std::printf("fits missed: %zu of %zu fitted figures are not within tolerance\n", t.fit_missed, t.fitted);
+  for (const auto& [level, lt] : by_level)
+    std::printf("  level %-8s %zu scenario%s, %zu predictions: %zu within tolerance (%.0f%%), %zu within a factor 1.5, "
+                "directions right %zu/%zu, fits missed %zu/%zu\n",
+                level.c_str(), lt.scenarios, lt.scenarios == 1 ? "" : "s", lt.predictions, lt.within,
+                lt.predictions > 0 ? 100.0 * static_cast<double>(lt.within) / static_cast<double>(lt.predictions) : 0.0,
+                lt.within_factor_1_5, lt.directions_right, lt.directions_total, lt.fit_missed, lt.fitted);
   if (uncertainty > 0)
     std::printf("coverage of the 80%% bands (%d samples, %zu refused draws replaced): %zu of %zu predictions hold the "
                 "reported value (%.0f%%)\n",

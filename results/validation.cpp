@@ -59,6 +59,7 @@ nlohmann::json ValidationSummary::to_json() const {
   return json{{"scenarios", scenarios},
               {"figures", figures},
               {"fitted", fitted},
+              {"fit_missed", fit_missed},
               {"restated", restated},
               {"predictions", predictions},
               {"predictions_within_tolerance", within},
@@ -207,6 +208,7 @@ nlohmann::json Validation::figure_json(const ScoredFigure& f) const {
          {"reported", finite(e.reported)},
          {"predicted", finite(f.predicted)},
          {"fitted", e.fitted},
+         {"fit_missed", f.fit_missed()},
          {"restated", f.restated},
          {"restates", f.restated ? json(f.restates) : json(nullptr)},
          {"within_tolerance", f.within},
@@ -235,15 +237,22 @@ nlohmann::json Validation::figure_json(const ScoredFigure& f) const {
   return j;
 }
 
-ValidationSummary Validation::summarize(const std::vector<ScoredFigure>& figures, std::optional<std::size_t> scenario) {
+namespace {
+
+template <class Keep>
+ValidationSummary summarize_if(const std::vector<ScoredFigure>& figures, Keep keep) {
   ValidationSummary t;
   std::set<std::size_t> with;
   for (const auto& f : figures) {
-    if (scenario && f.scenario != *scenario) continue;
+    if (!keep(f)) continue;
     with.insert(f.scenario);
     ++t.figures;
     if (f.e->fitted) {
       ++t.fitted;
+      if (f.fit_missed()) {
+        ++t.fit_missed;
+        t.failed = true;
+      }
       continue;
     }
     if (f.restated) {
@@ -266,6 +275,16 @@ ValidationSummary Validation::summarize(const std::vector<ScoredFigure>& figures
   }
   t.scenarios = with.size();
   return t;
+}
+
+}  // namespace
+
+ValidationSummary Validation::summarize(const std::vector<ScoredFigure>& figures, std::optional<std::size_t> scenario) {
+  return summarize_if(figures, [&](const ScoredFigure& f) { return !scenario || f.scenario == *scenario; });
+}
+
+ValidationSummary Validation::summarize_level(const std::vector<ScoredFigure>& figures, const std::string& level) const {
+  return summarize_if(figures, [&](const ScoredFigure& f) { return scenarios_[f.scenario]->level == level; });
 }
 
 }  // namespace vfssim::report

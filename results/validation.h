@@ -44,13 +44,16 @@ struct ScoredFigure {
   bool restated = false;
   std::string restates;       // the fitted or earlier figure whose simulations it reads
   bool prediction() const { return !e->fitted && !restated; }
+  // A fitted figure its constant did not bring within tolerance: the fit
+  // could not reach the reported value (a miss of the model, not a fit).
+  bool fit_missed() const { return e->fitted && !within; }
 };
 
 struct ValidationSummary {
   std::size_t scenarios = 0;  // with figures
-  std::size_t figures = 0, fitted = 0, restated = 0, predictions = 0, within = 0, within_factor_1_5 = 0, peaks = 0,
+  std::size_t figures = 0, fitted = 0, fit_missed = 0, restated = 0, predictions = 0, within = 0, within_factor_1_5 = 0, peaks = 0,
               peaks_within_doubling = 0, directions_right = 0, directions_total = 0;
-  bool failed = false;  // a prediction out of tolerance or in the wrong direction
+  bool failed = false;  // a prediction out of tolerance or in the wrong direction, or a fit missed
   nlohmann::json to_json() const;
 };
 
@@ -72,6 +75,9 @@ class Validation {
   nlohmann::json figure_json(const ScoredFigure& f) const;
   // Totals over the figures of one scenario (index), or of all (nullopt).
   static ValidationSummary summarize(const std::vector<ScoredFigure>& figures, std::optional<std::size_t> scenario);
+  // Totals over the figures of the scenarios on one rung of the ladder
+  // (models::kLevels: hardware, locks, workload).
+  ValidationSummary summarize_level(const std::vector<ScoredFigure>& figures, const std::string& level) const;
 
  private:
   std::size_t point(std::size_t scenario, const models::Expectation::PointRef& ref);

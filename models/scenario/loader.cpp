@@ -256,7 +256,8 @@ Scenario load_from(const std::string& text, const std::string& file, const std::
     throw ScenarioError({file, 1, 1}, "the scenario is empty", "a mapping with scenario, machine, workload, strategies");
   r.expect_map(root, "the scenario");
   r.only_keys(root, "the scenario",
-              {"scenario", "description", "source", "machine", "workload", "params", "variants", "strategies", "expect"});
+              {"scenario", "description", "source", "level", "machine", "workload", "params", "variants", "strategies",
+               "expect"});
   Scenario sc;
   sc.path = file;
   sc.text = text;
@@ -264,6 +265,12 @@ Scenario load_from(const std::string& text, const std::string& file, const std::
   sc.name = r.name(r.require(root, "scenario", "the scenario"), "scenario name");
   if (root["description"]) sc.description = r.scalar(root["description"], "description");
   if (root["source"]) sc.source = r.scalar(root["source"], "source");
+  if (const auto level = root["level"]) {
+    sc.level = r.scalar(level, "level");
+    if (std::find(std::begin(kLevels), std::end(kLevels), sc.level) == std::end(kLevels))
+      r.fail(level, "unknown level '" + sc.level + "'",
+             "hardware, locks or workload (the rung of the validation ladder the file's figures are on)");
+  }
 
   const auto machine = r.require(root, "machine", "the scenario");
   sc.machine = load_machine_ref(r, machine, file, machine_dirs, sc.name + "-machine");

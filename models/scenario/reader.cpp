@@ -281,9 +281,18 @@ Reader::RangeParts Reader::range_parts(const Site& s, const std::string& what) c
     if (s.node["name"]) p.name = name(s.node["name"], "range name");
     if (s.node["fit"]) {
       const std::string& at = s.path;  // machine..., or variants.V.machine...
-      if (at == "machine" || at.rfind("machine.", 0) == 0 || at.find(".machine.") != std::string::npos)
-        fail(s.node["fit"], "a machine constant is fitted (fit: " + s.node["fit"].Scalar() + ")",
-             "a measured machine constant (presets are never fitted to a curve); fit a code-path constant");
+      // Machine constants are measurements: they may be fitted on the
+      // ladder's hardware rung only (a microbenchmark of the machine),
+      // never to a lock or workload figure.
+      const bool machine_constant =
+          at == "machine" || at.rfind("machine.", 0) == 0 || at.find(".machine.") != std::string::npos;
+      const YAML::Node level = root_.IsMap() ? root_["level"] : YAML::Node();
+      const std::string rung = level && level.IsScalar() ? level.Scalar() : "workload";
+      if (machine_constant && rung != "hardware")
+        fail(s.node["fit"], "a machine constant is fitted (fit: " + s.node["fit"].Scalar() + ") in a file of level '" +
+                                rung + "'",
+             "machine constants fitted only on the hardware rung (level: hardware, a microbenchmark of the machine, "
+             "scenarios/validation/hardware/); fit a code-path constant here");
       p.fit = scalar(s.node["fit"], "fitted figure id");  // a curve point is CURVE@CPUS
     }
   } else {

@@ -391,10 +391,19 @@ struct Expectation {
   SourceMark mark;
 };
 
+// The rungs of the validation ladder (DESIGN.md "The validation ladder"):
+// a figure is predicted from the rungs below its own. `hardware`: the
+// machine's own microbenchmarks, the only rung machine constants may be
+// fitted on; `locks`: lock benchmarks on those machines; `workload`: VFS
+// and kernel workloads on those locks. A file that says nothing is a
+// workload (the top rung: no machine constant may be fitted in it).
+inline constexpr const char* kLevels[] = {"hardware", "locks", "workload"};
+
 struct Scenario {
   std::string name;
   std::string description;
   std::string source;
+  std::string level = "workload";  // one of kLevels (`level:`)
   std::string machine_name;
   TopologySpec machine;
   Workload workload;
