@@ -4,8 +4,8 @@
     scripts/validation-table.py [--vfssim build/vfssim] --update   # rewrite README.md between the markers
     scripts/validation-table.py [--vfssim build/vfssim] --check    # exit 1 when README.md is out of date
 
-One table per set (scenarios/seed, scenarios/validation): per scenario its machine, the
-predictions (fitted and restated figures excluded), how many are within tolerance and within a
+One table per set (scenarios/seed, scenarios/validation with its hardware/ rung): per scenario,
+grouped by the rung of the validation ladder (level), its machine, the predictions (fitted and restated figures excluded), how many are within tolerance and within a
 factor 1.5, peaks within a doubling and directions right; then the totals.
 """
 import argparse
@@ -18,6 +18,7 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 SETS = ["scenarios/seed", "scenarios/validation"]
+LEVELS = ["hardware", "locks", "workload"]  # models::kLevels
 BEGIN, END = "<!-- validation-tables: begin (scripts/validation-table.py --update) -->", "<!-- validation-tables: end -->"
 
 
@@ -38,19 +39,27 @@ def table(vfssim, where):
         raise SystemExit(f"vfssim validate {where} exited {r.returncode}: {r.stderr[-600:]}")
     doc = json.loads(r.stdout)
     lines = [f"`vfssim validate {where}`:", "",
-             "| scenario | machine | predictions | within tolerance | within 1.5x | peaks within 2x | directions right | fitted | restated |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for s in doc["per_scenario"]:
-        lines.append(f"| `{s['scenario']}` | {machine_of(s['path'])} | {s['predictions']} | "
-                     f"{frac(s['predictions_within_tolerance'], s['predictions'])} | "
-                     f"{frac(s['within_factor_1_5'], s['predictions'])} | {frac(s['peaks_within_doubling'], s['peaks'])} | "
-                     f"{frac(s['directions_right'], s['directions_total'])} | {s['fitted']} | {s['restated']} |")
+             "| scenario | level | machine | predictions | within tolerance | within 1.5x | peaks within 2x | directions right | fitted (missed) | restated |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+
+    def row(name, level, machine, s):
+        pct = f" ({100 * s['predictions_within_tolerance'] / s['predictions']:.0f}%)" if s["predictions"] else ""
+        return (f"| {name} | {level} | {machine} | {s['predictions']} | "
+                f"{frac(s['predictions_within_tolerance'], s['predictions'])}{pct} | "
+                f"{frac(s['within_factor_1_5'], s['predictions'])} | {frac(s['peaks_within_doubling'], s['peaks'])} | "
+                f"{frac(s['directions_right'], s['directions_total'])} | {s['fitted']} ({s['fit_missed']}) | {s['restated']} |")
+
+    # The ladder's rungs in order, each file under its rung, then the rung's total.
+    for level in LEVELS:
+        files = [s for s in doc["per_scenario"] if s["level"] == level]
+        if not files:
+            continue
+        for s in files:
+            lines.append(row(f"`{s['scenario']}`", level, machine_of(s["path"]), s))
+        if len(doc["summary"]["levels"]) > 1:
+            lines.append(row(f"*{level}: {len(files)}*", level, "", doc["summary"]["levels"][level]))
     t = doc["summary"]
-    pct = f" ({100 * t['predictions_within_tolerance'] / t['predictions']:.0f}%)" if t["predictions"] else ""
-    lines.append(f"| **all {t['scenarios']}** | | **{t['predictions']}** | "
-                 f"**{frac(t['predictions_within_tolerance'], t['predictions'])}**{pct} | "
-                 f"{frac(t['within_factor_1_5'], t['predictions'])} | {frac(t['peaks_within_doubling'], t['peaks'])} | "
-                 f"{frac(t['directions_right'], t['directions_total'])} | {t['fitted']} | {t['restated']} |")
+    lines.append(row(f"**all {t['scenarios']}**", "", "", t))
     return "\n".join(lines)
 
 
