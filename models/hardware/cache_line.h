@@ -35,6 +35,20 @@
 //     `shared_store` (the invalidation broadcast); on a directory machine it
 //     costs what a store to a modified line does at that distance (SOSP'13
 //     Table 2), the pair's transfer.
+// Retention (Coherence::retention_ops, retention_window): the line's
+// grants are kept in service order as (cpu, start, done). At `now` the line
+// is physically where the last grant done by `now` put it, while the next
+// grant (start = that done) is still in flight. An exclusive request from
+// that CPU, within the window of its previous completion, on a visit that
+// has served fewer than retention_ops accesses, and with no spinners on
+// the line, is retained: it completes at now + its own cost, the line's
+// later grants keep their times (their transfer was already under way)
+// and the line is busy that much longer for requests still to come. So a
+// visit serves up to retention_ops back-to-back accesses for one transfer,
+// and a per-op time under saturation well below a transfer (the probe:
+// 5-8 ops per visit); paced accesses (SOSP'13's, a cpu_relax longer than
+// the window) pay a transfer each.
+//
 // Spinners are readers of the line: a spinlock whose waiters spin on this
 // line registers them (set_spinners: how many, and the time the line's
 // home spends answering their re-reads, a `burst`). Every store to the line
@@ -48,6 +62,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <queue>
 #include <vector>
@@ -89,6 +104,7 @@ class CacheLine {
     owner_ = -1;
     add_sharer(cpu);
     busy_until_ = start + cost;
+    note_grant(topo, cpu, start, busy_until_);
     return busy_until_;
   }
 
@@ -109,6 +125,13 @@ class CacheLine {
   // cost once it holds the line (a locked RMW, or a store's L1 write).
   Time take_exclusive(const Topology& topo, int cpu, Time now, Duration own) {
     ++stats_.rmws;
+    if (retained(topo, cpu, now)) {
+      const Time done = now + own;
+      visit_.done = done;
+      ++visit_.ops;
+      busy_until_ += own;
+      return done;
+    }
     const bool queued = now < busy_until_;
     const Time start = queued ? busy_until_ : now;
     stats_.queue_wait += start - now;
@@ -141,7 +164,48 @@ class CacheLine {
     owner_ = cpu;
     const Time done = start + cost;
     busy_until_ = done + spin_burst_;  // the spinners re-read what was just written
+    note_grant(topo, cpu, start, done);
     return done;
+  }
+
+  // Retention (see the header): a grant in service order, and the visit
+  // the line is on (the last grant done by the time asked, and how many
+  // accesses it has served there).
+  struct Grant {
+    int cpu = -1;
+    Time start{}, done{};
+  };
+  struct Visit {
+    int cpu = -1;
+    Time done{};  // its last access's completion
+    int ops = 0;
+  };
+  void note_grant(const Topology& topo, int cpu, Time start, Time done) {
+    if (topo.coherence().retention_ops <= 1) return;
+    grants_.push_back({cpu, start, done});
+  }
+  // Whether `cpu`'s exclusive request at `now` is served where the line is.
+  bool retained(const Topology& topo, int cpu, Time now) {
+    const Coherence& c = topo.coherence();
+    if (c.retention_ops <= 1) return false;
+    while (!grants_.empty() && grants_.front().done <= now) {
+      const Grant g = grants_.front();
+      grants_.pop_front();
+      // A new visit when the line moved, or sat idle there past the window
+      // (the hold-off restarts with the next burst of accesses).
+      if (g.cpu != visit_.cpu || g.start > visit_.done + c.retention_window) visit_ = {g.cpu, g.done, 1};
+      else visit_ = {g.cpu, g.done, visit_.ops + 1};
+    }
+    // The line is in flight away from the visit's CPU: the next grant began
+    // when the visit's last access completed and has not completed yet.
+    return spinners_ == 0 && !grants_.empty() && visit_.cpu == cpu && grants_.front().cpu != cpu &&
+           grants_.front().start <= visit_.done && now >= visit_.done && now - visit_.done <= c.retention_window &&
+           visit_.ops < c.retention_ops;
+  }
+  // A lock model moved the line itself: no visit survives it.
+  void forget_visits() {
+    grants_.clear();
+    visit_ = Visit{};
   }
 
  public:
@@ -157,6 +221,7 @@ class CacheLine {
   // models that computed the handoff cost themselves (a queued lock's
   // release moves the line straight to the next waiter).
   void move_to(int cpu, Time at) {
+    forget_visits();
     if (cpu != owner_) ++stats_.bounces;
     ++stats_.rmws;
     clear_sharers();
@@ -177,6 +242,7 @@ class CacheLine {
   // together rather than requested one by one.
   void occupy(int cpu, std::int64_t grants, Duration each) {
     if (grants <= 0) return;
+    forget_visits();
     stats_.rmws += static_cast<std::uint64_t>(grants);
     stats_.bounces += static_cast<std::uint64_t>(grants);
     owner_ = cpu;
@@ -220,6 +286,10 @@ class CacheLine {
   Time busy_until_{};
   // Completion times of the CPUs in a cmpxchg loop here (earliest on top).
   std::priority_queue<Time, std::vector<Time>, std::greater<>> loop_until_;
+  // Retention only (Coherence::retention_ops > 1): grants not yet done by
+  // the last request, in service order, and the visit the line is on.
+  std::deque<Grant> grants_;
+  Visit visit_;
   LineStats stats_;
 };
 

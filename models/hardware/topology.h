@@ -75,6 +75,16 @@ struct Coherence {
   // broadcast: a store or RMW to a line other CPUs share costs at least
   // this: the invalidation broadcast (SOSP'13 Table 2 "store, Shared").
   Duration shared_store{0};
+  // Line retention: a core that holds a line answers a snoop for it only
+  // after a short hold-off, so an RMW or store it issues while the line
+  // is still on its way out (the next request's transfer has not
+  // completed) and within `retention_window` of its previous one on the
+  // line completes there at its own cost, up to `retention_ops` per visit
+  // (the visit's first access included). SOSP'13 5.4 paces its threads to
+  // stop such "long runs"; `vfssim probe` counts ops per visit (cache_line.h).
+  // 0 ops: no retention (every request queued behind another pays its way).
+  int retention_ops = 0;
+  Duration retention_window{0};
 };
 
 struct TopologySpec {

@@ -15,13 +15,18 @@ CmpxchgOutcome run_cmpxchg_loop(CacheLine& line, const Topology& topo, int cpu, 
   const Time g1 = line.rmw(topo, cpu, now);
   CmpxchgOutcome out{g1, 1, false};
   if (k > 0 && start > now) {  // (1, fail)
-    const int tries = loop.relax ? cmpxchg_relax_tries(k) : 2;
+    // A retry that comes back within the machine's retention window finds
+    // the line still here (cache_line.h): a cpu_relax() that short (PAUSE
+    // before Skylake, ~10 cycles) retries as a loop without one does.
+    const Coherence& coh = topo.coherence();
+    const bool relaxed = loop.relax && !(coh.retention_ops > 1 && loop.pause <= coh.retention_window);
+    const int tries = relaxed ? cmpxchg_relax_tries(k) : 2;
     const bool gave_up = loop.retries > 0 && tries > loop.retries;
     out.tries = gave_up ? loop.retries : tries;
     out.gave_up = gave_up;
     const std::int64_t retries = out.tries - 1;
-    if (!loop.relax) {
-      if (retries > 0) out.done = line.rmw(topo, cpu, g1);  // (2, ok): the line stayed here
+    if (!relaxed) {
+      if (retries > 0) out.done = line.rmw(topo, cpu, g1 + (loop.relax ? loop.pause : Duration{0}));  // (2, ok): the line stayed here
     } else {
       const Duration c = g1 - start;
       out.done = g1 + (loop.pause + c) * retries;

@@ -303,11 +303,23 @@ class QSpinlock : public FifoSpinlock {
   Duration handoff_cost(int releaser, int next) const override {
     return topo_->transfer(releaser, next) + topo_->local_atomic();
   }
-  // With a coherence model the waiter's atomic is a request to the word's
-  // line like any other (newcomers' xchg of the tail queue on it too).
+  // With a coherence model, the queue head's take of the word as
+  // queued_spin_lock_slowpath does it (kernel/locking/qspinlock.c, v4.2 on):
+  // it re-reads the word until locked and pending clear (the releaser's
+  // store, then one transfer to the head), then
+  //   tail == its own (nobody queued behind it): atomic_try_cmpxchg
+  //              (tail, 0, 0 -> 0, 0, 1), an RMW queued on the word's line
+  //              like any other request (newcomers' xchg of the tail too);
+  //   others queued behind it: set_locked(), a plain byte store
+  //              (*, *, 0 -> *, 0, 1): it retires from the store buffer and
+  //              the head enters its critical section after the re-read
+  //              (the line follows in the background, CacheLine::store).
   Time handoff_at(int releaser, int next, Time released) override {
     if (!coherent_) return released + handoff_cost(releaser, next);
-    return word().rmw(*topo_, next, released + topo_->transfer(releaser, next));
+    const Time seen = released + topo_->transfer(releaser, next);
+    if (!has_waiters()) return word().rmw(*topo_, next, seen);
+    word().store(*topo_, next, seen);
+    return seen + topo_->local_hit();
   }
 };
 

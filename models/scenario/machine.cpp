@@ -94,7 +94,7 @@ double parse_smt_throughput(const Reader& r, const YAML::Node& smt, const Topolo
 Coherence parse_coherence(const Reader& r, const YAML::Node& c) {
   TopologySpec t;  // the fields below are t.coherence's
   r.expect_map(c, "coherence");
-  r.only_keys(c, "coherence", {"kind", "contended_rmw", "contended_rmw_remote", "reread", "shared_store"});
+  r.only_keys(c, "coherence", {"kind", "contended_rmw", "contended_rmw_remote", "reread", "shared_store", "retention"});
   const YAML::Node kind = r.require(c, "kind", "coherence");
   const std::string k = r.scalar(kind, "coherence kind");
   if (k == "directory") t.coherence.kind = CoherenceKind::kDirectory;
@@ -116,6 +116,13 @@ Coherence parse_coherence(const Reader& r, const YAML::Node& c) {
       r.fail(c["shared_store"], "shared_store is a broadcast machine's",
              "shared_store only with kind: broadcast (a directory's store to a shared line costs its distance)");
     t.coherence.shared_store = r.duration(c["shared_store"], "shared_store", false);
+  }
+  if (const auto ret = c["retention"]) {  // a core's hold-off on a line it holds (cache_line.h)
+    r.expect_map(ret, "retention");
+    r.only_keys(ret, "retention", {"ops", "window"});
+    t.coherence.retention_ops =
+        static_cast<int>(r.integer(r.require(ret, "ops", "retention"), "retention ops", 1, 1000));
+    t.coherence.retention_window = r.duration(r.require(ret, "window", "retention"), "retention window", false);
   }
 
   return t.coherence;

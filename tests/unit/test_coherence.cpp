@@ -173,7 +173,7 @@ SCENARIO("spinners of a ticket lock slow every store to its line; an MCS queue's
   }
 }
 
-SCENARIO("a qspinlock handoff is the unlock store, the waiter's re-read and its atomic on the word") {
+SCENARIO("a qspinlock handoff is the unlock store, the waiter's re-read and its take of the word") {
   GIVEN("a pairwise machine: the re-read (10 ns) and the atomic (5 ns)") {
     const Topology topo(machine(CoherenceKind::kPairwise));
     QSpinlock lock(LockContext{&topo, sim::RngStream(1, "q")});
@@ -197,9 +197,23 @@ SCENARIO("a qspinlock handoff is the unlock store, the waiter's re-read and its 
       (void)lock.release(0, at_ns(10000), LockMode::kExclusive, woken);
       THEN("the unlock pulls the word from cpu 3 (its xchg of the tail was last: 10 + 5 ns) and invalidates the two "
            "spinning copies (2 x 2 ns), which re-read it from the LLC (2 x 3 ns); cpu 1's re-read (10 ns) comes after "
-           "them and its atomic pulls the word and invalidates the spinners again (10 + 5 + 4 ns)") {
+           "them; others still wait behind it, so it takes the lock with a plain store (qspinlock.c: "
+           "clear_pending_set_locked / set_locked), 1 ns, the line following in the background") {
         CHECK(woken.at(0).cpu == 1);
-        CHECK(woken.at(0).at == at_ns(10019 + 10 + 19));
+        CHECK(woken.at(0).at == at_ns(10019 + 10 + 1));
+        CHECK(lock.word_line()->owner() == 1);
+      }
+    }
+    WHEN("cpu 1 is the last waiter (the queue head is the tail)") {
+      std::vector<Grant> woken;
+      (void)lock.release(0, at_ns(10000), LockMode::kExclusive, woken);
+      (void)lock.release(1, at_ns(20000), LockMode::kExclusive, woken);
+      (void)lock.release(2, at_ns(30000), LockMode::kExclusive, woken);
+      THEN("its take is the cmpxchg of the tail: an atomic that pulls the word (re-read 10 ns, then 10 + 5 ns)") {
+        CHECK(woken.at(2).cpu == 3);
+        const Time released = woken.at(2).at - sim::nanoseconds(10 + 15);
+        CHECK(released > at_ns(30000));
+        CHECK(released < at_ns(30000 + 30));
       }
     }
   }
@@ -370,4 +384,73 @@ strategies:
   CHECK(store_read.ops_per_sec == doctest::Approx(1e9 / 81.0).epsilon(0.05));
   CHECK(atomics.ops_per_sec == doctest::Approx(1e9 / 85.0).epsilon(0.05));
   CHECK(store_read.ops_per_sec > atomics.ops_per_sec);
+}
+
+SCENARIO("line retention: a core finishes its back-to-back RMWs before the line leaves, up to retention_ops a visit") {
+  // Pairwise costs (10 ns in a socket + 5 ns atomic), retention of 3 ops a
+  // visit within 8 ns of the previous access.
+  TopologySpec spec = machine(CoherenceKind::kPairwise);
+  spec.coherence.retention_ops = 3;
+  spec.coherence.retention_window = sim::nanoseconds(8);
+  const Topology topo(spec);
+  CacheLine line;
+  CHECK(line.rmw(topo, 0, at_ns(0)) == at_ns(5));  // cpu 0 holds the line
+  CHECK(line.rmw(topo, 1, at_ns(5)) == at_ns(20));  // cpu 1 queues: the line is in flight 5..20
+  WHEN("cpu 0 asks again 2 ns after its access, while the line is still on its way out") {
+    const Time again = line.rmw(topo, 0, at_ns(7));
+    THEN("it completes here at its own cost (7 + 5 ns); cpu 1's grant keeps its time; later requests wait 5 ns more") {
+      CHECK(again == at_ns(12));
+      CHECK(line.busy_until() == at_ns(25));
+      CHECK(line.stats().bounces == 1);  // cpu 0 -> cpu 1 only
+    }
+    AND_WHEN("cpu 0 keeps going back to back") {
+      const Time third = line.rmw(topo, 0, at_ns(13));
+      const Time fourth = line.rmw(topo, 0, at_ns(19));
+      THEN("the visit's third access is retained; the fourth exceeds retention_ops and queues for the line") {
+        CHECK(third == at_ns(18));
+        CHECK(fourth == at_ns(30 + 10 + 5));  // behind cpu 1 (the line busy to 30 after two retained ops): transfer + atomic
+      }
+    }
+  }
+  WHEN("cpu 0 comes back after the window (paced, as SOSP'13's benchmark paces its threads)") {
+    THEN("it queues and pays a transfer") { CHECK(line.rmw(topo, 0, at_ns(14)) == at_ns(20 + 10 + 5)); }
+  }
+  WHEN("the line has already arrived at cpu 1") {
+    THEN("cpu 0 queues as without retention") { CHECK(line.rmw(topo, 0, at_ns(21)) == at_ns(21 + 10 + 5)); }
+  }
+  GIVEN("the same machine without retention") {
+    const Topology plain(machine(CoherenceKind::kPairwise));
+    CacheLine l2;
+    (void)l2.rmw(plain, 0, at_ns(0));
+    (void)l2.rmw(plain, 1, at_ns(5));
+    THEN("cpu 0's request 2 ns later queues behind cpu 1") { CHECK(l2.rmw(plain, 0, at_ns(7)) == at_ns(20 + 10 + 5)); }
+  }
+}
+
+SCENARIO("line retention under saturation: a visit serves retention_ops accesses for one transfer") {
+  // N CPUs looping back to back on one line: each visit costs one transfer
+  // (10 ns) and then serves up to 3 accesses of 5 ns; without retention
+  // every access is a transfer + atomic (15 ns).
+  TopologySpec spec = machine(CoherenceKind::kPairwise);
+  spec.coherence.retention_ops = 3;
+  spec.coherence.retention_window = sim::nanoseconds(2);
+  const Topology topo(spec);
+  CacheLine line;
+  // Four CPUs each issue the next access 1 ns after the previous completes.
+  std::vector<Time> next(4, at_ns(0));
+  std::uint64_t ops = 0;
+  const Time end = at_ns(100000);
+  for (;;) {
+    std::size_t c = 0;
+    for (std::size_t i = 1; i < next.size(); ++i)
+      if (next[i] < next[c]) c = i;
+    if (next[c] >= end) break;
+    next[c] = line.rmw(topo, static_cast<int>(c), next[c]) + sim::nanoseconds(1);
+    ++ops;
+  }
+  const double ns_per_op = 100000.0 / static_cast<double>(ops);
+  THEN("the per-op time is well under a transfer + atomic (15 ns)") {
+    CHECK(ns_per_op < 10.0);
+    CHECK(ns_per_op > 4.0);
+  }
 }
