@@ -29,8 +29,10 @@
 //   - an RMW queued behind another request, from the line's socket, costs
 //     at least `contended_rmw` (the measured plateau of one hot atomic
 //     counter in a socket: SOSP'13 5.4 "~20 -> ~120 cycles once 2+ cores");
-//   - a queued RMW from another socket costs at most `contended_rmw_remote`
-//     (the line serves runs of requests inside a socket before it crosses);
+//   - a queued RMW from another socket, with more than one request ahead
+//     of it, costs at most `contended_rmw_remote` (the line serves runs of
+//     requests inside a socket before it crosses; one request ahead is a
+//     ping-pong, which pays the pair's transfer);
 //   - on a broadcast machine a store to a shared line costs at least
 //     `shared_store` (the invalidation broadcast); on a directory machine it
 //     costs what a store to a modified line does at that distance (SOSP'13
@@ -153,7 +155,12 @@ class CacheLine {
       if (queued && from >= 0 && from != cpu) {
         if (topo.same_socket(from, cpu)) {
           if (cost < c.contended_rmw) cost = c.contended_rmw;
-        } else if (c.contended_rmw_remote > Duration{0} && cost > c.contended_rmw_remote) {
+        } else if (c.contended_rmw_remote > Duration{0} && cost > c.contended_rmw_remote &&
+                   start - now > cost + cost / 2) {
+          // Runs inside a socket need more than the one request being
+          // served ahead of this one: two CPUs alternating across sockets
+          // (a ping-pong) pay their pair's transfer every time (ccbench,
+          // mctop: scenarios/validation/hardware/).
           cost = c.contended_rmw_remote;
         }
       }

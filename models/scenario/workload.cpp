@@ -149,7 +149,7 @@ Variant parse_variant(const Reader& r, const YAML::Node& key, const YAML::Node& 
   if (v.name == "default") r.fail(key, "a variant is named 'default'", "another name: 'default' is the scenario as written");
   const std::string what = "variant '" + v.name + "'";
   r.expect_map(n, what);
-  r.only_keys(n, what, {"description", "params", "machine", "tasks", "loop", "roles", "cpus"});
+  r.only_keys(n, what, {"description", "params", "machine", "tasks", "placement", "loop", "roles", "cpus"});
   if (n["description"]) v.description = r.scalar(n["description"], "description");
   if (const auto ps = n["params"]) parse_variant_params(r, ps, what, sc.params, v.params);
   if (const auto m = n["machine"]) {
@@ -164,6 +164,10 @@ Variant parse_variant(const Reader& r, const YAML::Node& key, const YAML::Node& 
     }
   }
   if (const auto t = n["tasks"]) v.workload.tasks = parse_task_kind(r, t);
+  if (const auto pl = n["placement"]) {  // in place of the workload's (a policy, or a list of CPUs)
+    v.workload.cpu_list.clear();
+    parse_placement(r, pl, Topology(v.machine), v.workload);
+  }
   if (n["loop"] && n["roles"])
     r.fail(n["roles"], what + " has both 'loop' and 'roles'", "either one loop for every task or roles, each with its loop");
   if (const auto loop = n["loop"]) {
