@@ -1448,6 +1448,18 @@ std::string machine_yaml(const Results& r, const Options& o) {
                      (m.counts[0] > 1 ? "; the contenders span sockets" : ""),
                  25)
     << "\n";
+  // Retention (models/hardware/cache_line.h): the ops a visit served with
+  // the most contenders, and how long that visit held the line (ops x
+  // per-op time): a core's back-to-back RMW inside that time stayed local.
+  if (most.threads > 1) {
+    const double per_visit = static_cast<double>(most.ops) / static_cast<double>(std::max<std::uint64_t>(most.visits, 1));
+    const long ops = std::max(1L, std::lround(per_visit));
+    y << commented("  retention: {ops: " + std::to_string(ops) + ", window: " + ns(1e9 / most.rate.median * per_visit) + "}",
+                   "measured: " + fmt("%.1f", per_visit) + " fetch_adds per visit of the line with " +
+                       std::to_string(most.threads) + " contenders, the visit lasting ops x per-op time",
+                   25)
+      << "\n";
+  }
   return y.str();
 }
 
