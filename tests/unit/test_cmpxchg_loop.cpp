@@ -172,3 +172,37 @@ SCENARIO("the tries under contention match a queueing model simulated grant by g
     }
   }
 }
+
+// The relaxed loop's feedback (each failed try requeues behind the others,
+// so an operation takes max(2, k) tries and k grows with the time spent in
+// the loop) holds when the pause is longer than the line's hold-off (a
+// Skylake PAUSE, 140 cycles: why f5fe24ef17b5, v6.2, removed cpu_relax()
+// from lockref). With a pause inside the retention window (a ~10-cycle
+// PAUSE before Skylake) the retry finds the line still here and succeeds:
+// the operation is the two tries of a loop without cpu_relax(), plus the
+// pause, whatever k.
+SCENARIO("a cpu_relax() shorter than the retention window retries locally: two tries, not max(2, k)") {
+  TopologySpec spec = flat();
+  spec.coherence.retention_ops = 4;
+  spec.coherence.retention_window = sim::nanoseconds(20);
+  const Topology topo(spec);
+  const CmpxchgLoop short_pause{true, kLockrefRetries, sim::nanoseconds(5)};
+  const CmpxchgLoop long_pause{true, kLockrefRetries, sim::nanoseconds(47)};
+  GIVEN("five CPUs in the loop on the line") {
+    CacheLine line;
+    for (int cpu = 1; cpu <= 5; ++cpu) (void)run_cmpxchg_loop(line, topo, cpu, at_ns(0), short_pause);
+    const Time start = line.busy_until();
+    WHEN("cpu 6 tries with a 5 ns pause") {
+      const CmpxchgOutcome o = run_cmpxchg_loop(line, topo, 6, at_ns(1), short_pause);
+      THEN("its first try fails, the retry after the pause succeeds locally") {
+        CHECK_FALSE(o.gave_up);
+        CHECK(o.tries == 2);
+        CHECK(o.done == start + sim::nanoseconds(45) + sim::nanoseconds(5 + 5));
+      }
+    }
+    WHEN("cpu 6 tries with a 47 ns pause, longer than the window") {
+      const CmpxchgOutcome o = run_cmpxchg_loop(line, topo, 6, at_ns(1), long_pause);
+      THEN("the feedback of the relaxed loop stays: k = 5 tries") { CHECK(o.tries == 5); }
+    }
+  }
+}
