@@ -44,7 +44,9 @@ const std::vector<LockKind>& lock_kind_table() {
          if (d.versioned) return std::make_unique<VersionedMutex>(ctx, MutexRules{d.spin, d.handoff}, d.wake_latency);
          return std::make_unique<Mutex>(ctx, d.spin, d.wake_latency);
        },
-       {"spin", "wake", "behaviour", "handoff"}},
+       {"spin", "wake", "behaviour", "handoff"},
+       false,
+       true},
       {"rwsem", "rw_semaphore: a count word on one line; readers share it, waiters sleep unless spin: true", false,
        true, false, true, "down_write", "down_read", "up_write", "up_read",
        [](const LockDecl& d, LockContext ctx) -> std::unique_ptr<Lock> {
@@ -59,13 +61,17 @@ const std::vector<LockKind>& lock_kind_table() {
          }
          return std::make_unique<RwLock>(ctx, !d.spin, false, d.wake_latency);
        },
-       {"spin", "wake", "behaviour", "handoff", "reader_spin", "reader_steal", "wake_readers"}},
+       {"spin", "wake", "behaviour", "handoff", "reader_spin", "reader_steal", "wake_readers"},
+       false,
+       true},
       {"rwlock", "rwlock_t: a spinning reader/writer lock (fair: false for the old reader-preferring one)", false,
        false, false, true, "_raw_write_lock", "_raw_read_lock", "_raw_write_unlock", "_raw_read_unlock",
        [](const LockDecl& d, LockContext ctx) -> std::unique_ptr<Lock> {
          return std::make_unique<RwLock>(ctx, false, d.reader_preference, Duration{0});
        },
-       {"fair"}},
+       {"fair"},
+       false,
+       true},
       {"brlock", "brlock/lglock: per-CPU spinlocks, a reader takes its own, a writer takes all", false, false, false,
        true, "_raw_spin_lock", "_raw_spin_lock", "br_write_unlock", "br_read_unlock", make_plain<BrLock>, {}},
       // What-if runs only (design review): not declarable in a scenario.
@@ -151,6 +157,15 @@ std::string lock_kind_names(bool spinlocks_only) {
   std::string out;
   for (const auto& k : lock_kind_table()) {
     if (std::string(k.name) == FreeLock::kKind || (spinlocks_only && !k.spinlock)) continue;
+    out += (out.empty() ? "" : ", ") + std::string(k.name);
+  }
+  return out;
+}
+
+std::string lock_kinds_with_word_line() {
+  std::string out;
+  for (const auto& k : lock_kind_table()) {
+    if (std::string(k.name) == FreeLock::kKind || !k.has_word_line()) continue;
     out += (out.empty() ? "" : ", ") + std::string(k.name);
   }
   return out;

@@ -59,8 +59,14 @@ struct LockKind {
   // Its handoff depends on the NUMA node of the waiters (CNA): on a machine
   // of one node it is the kind it is built on, which the loader warns of.
   bool numa_aware = false;
+  // Not a spinlock, but one word on one cache line that data may share
+  // (`lines: {X: {on: LOCK}}`): struct mutex's owner beside wait_lock,
+  // rw_semaphore's count beside its owner field, rwlock_t's word. Spinlocks
+  // always have one.
+  bool word_line = false;
 
   bool takes(const std::string& key) const;
+  bool has_word_line() const { return spinlock || word_line; }
 };
 
 // Every kind, in the order docs list them.
@@ -69,6 +75,8 @@ const std::vector<LockKind>& lock_kind_table();
 const LockKind* find_lock_kind(const std::string& name);
 // "tas, ticket, mcs, ..." (for messages).
 std::string lock_kind_names(bool spinlocks_only = false);
+// "tas, ..., mutex, rwsem, rwlock": the kinds data may be `on:`.
+std::string lock_kinds_with_word_line();
 // "mutex and rwsem": the kinds that take lock key `key` (for messages).
 std::string lock_kinds_taking(const std::string& key);
 

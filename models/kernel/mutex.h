@@ -45,6 +45,8 @@ class Mutex final : public Lock {
   Time release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) override;
 
   int owner() const { return owner_; }
+  // struct mutex's line: owner, wait_lock and the OSQ tail (`on:` data too).
+  CacheLine* word_line() override { return &line_; }
 
  private:
   const Topology* topo_;
@@ -108,6 +110,7 @@ class VersionedMutex final : public Lock {
   }
 
   int owner() const { return owner_; }
+  CacheLine* word_line() override { return &line_; }
   bool handoff() const { return handoff_; }
   std::size_t spinners() const { return osq_.size(); }
   std::size_t sleepers() const { return wait_list_.size(); }

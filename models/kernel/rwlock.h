@@ -38,6 +38,7 @@ class RwLock final : public Lock {
   Time release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) override;
 
   int readers() const { return readers_; }
+  CacheLine* word_line() override { return &line_; }  // rwlock_t's word (`on:` data)
   int writer() const { return writer_; }
 
  private:

@@ -100,6 +100,8 @@ class Rwsem final : public Lock {
 
   int writer() const { return writer_; }
   int readers() const { return readers_; }
+  // The count word's line (the owner field beside it: `on:` data).
+  CacheLine* word_line() override { return &line_; }
   bool handoff() const { return handoff_; }
   std::size_t spinners() const { return spinners_.size(); }
   std::size_t queued() const { return queue_.size(); }

@@ -369,9 +369,10 @@ void check_references(const Strategy& s, const std::vector<std::string>& loop, c
         throw ScenarioError(line.mark, "line '" + name + "' is on lock '" + line.on + "', which strategy '" + s.name +
                                            "' does not declare", "a lock declared under 'locks:'");
       const std::string& kind = it->second.kind;
-      if (!find_lock_kind(kind)->spinlock)
-        throw ScenarioError(line.mark, "line '" + name + "' is on lock '" + line.on + "' of kind " + kind,
-                            "a spinlock (" + lock_kind_names(true) + "): data shares a spinlock's word line");
+      if (!find_lock_kind(kind)->has_word_line())
+        throw ScenarioError(line.mark, "line '" + name + "' is on lock '" + line.on + "' of kind " + kind +
+                                           ", which has no one word to share (per-CPU locks)",
+                            "a lock of one word (" + lock_kinds_with_word_line() + "): data shares its line");
     }
   for (const auto& [name, op] : s.ops) check_step_refs(refs, op.steps);
   for (const auto& [name, pool] : s.pools)

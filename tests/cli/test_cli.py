@@ -948,5 +948,54 @@ if vu.returncode in (0, 1):
 bad = run("validate", kf, "--db", "", "--uncertainty", "1")
 check(bad.returncode == 2 and "--uncertainty" in bad.stderr, "validate --uncertainty 1 is refused (a band needs 2 samples)")
 
+# ---- on: for every lock kind with one word: an rwsem's owner field on its count's line ----
+# v5.x down_read stores the owner (rwsem_set_reader_owned) on the count's
+# line. Alone (1 CPU) the store hits the line either way; with 8 readers,
+# on: the sem, the store queues on the count's line behind the other
+# readers' atomics (apart, it drains from the store buffer to a line of
+# its own): the two layouts are different simulations.
+ON_RWSEM = """\
+scenario: on-rwsem
+machine: skylake-sp-2s
+workload:
+  tasks: thread
+  placement: compact
+  loop: [fault]
+  warmup: 5us
+  duration: 200us
+  cpus: [1, 8]
+strategies:
+  owner-on-sem:
+    locks:
+      mmap_sem: {kind: rwsem, scope: global, wake: 5us}
+    lines:
+      owner: {on: mmap_sem}
+    ops:
+      fault:
+        - lock: mmap_sem
+          mode: read
+          body:
+            - write: owner
+            - compute: 200ns
+        - compute: 300ns
+  owner-apart:
+    extends: owner-on-sem
+    lines:
+      owner: {scope: global}
+"""
+with tempfile.TemporaryDirectory() as tmp:
+    f = os.path.join(tmp, "on-rwsem.yaml")
+    with open(f, "w") as out:
+        out.write(ON_RWSEM)
+    r = run("run", f, "--json", "--db", "", "-q")
+    check(r.returncode == 0, "on: an rwsem runs: " + r.stderr[-300:])
+    if r.returncode == 0:
+        pts = {(p["strategy"], p["cpus"]): p["ops_per_sec"] for p in json.loads(r.stdout)["points"]}
+        on1, apart1 = pts[("owner-on-sem", 1)], pts[("owner-apart", 1)]
+        on8, apart8 = pts[("owner-on-sem", 8)], pts[("owner-apart", 8)]
+        check(abs(on1 - apart1) <= 0.01 * apart1, f"alone, the owner's line costs the same on: the rwsem or apart ({on1:.0f} vs {apart1:.0f})")
+        check(abs(on8 - apart8) > 0.03 * apart8,
+              f"with 8 readers the owner's store shares the count's line: a different result ({on8:.0f} vs {apart8:.0f} ops/s)")
+
 print(f"cli: {len(failures)} failed")
 sys.exit(1 if failures else 0)
