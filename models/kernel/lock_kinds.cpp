@@ -41,10 +41,11 @@ const std::vector<LockKind>& lock_kind_table() {
       {"mutex", "struct mutex: fast path, optimistic spinning on the owner (OSQ), or sleeping waiters", false, true,
        true, false, "mutex_lock", "mutex_lock", "mutex_unlock", "mutex_unlock",
        [](const LockDecl& d, LockContext ctx) -> std::unique_ptr<Lock> {
-         if (d.versioned) return std::make_unique<VersionedMutex>(ctx, MutexRules{d.spin, d.handoff}, d.wake_latency);
-         return std::make_unique<Mutex>(ctx, d.spin, d.wake_latency);
+         if (d.versioned)
+           return std::make_unique<VersionedMutex>(ctx, MutexRules{d.spin, d.handoff}, d.wake_latency, d.wake_shape);
+         return std::make_unique<Mutex>(ctx, d.spin, d.wake_latency, d.wake_shape);
        },
-       {"spin", "wake", "behaviour", "handoff"},
+       {"spin", "wake", "wake_shape", "behaviour", "handoff"},
        false,
        true},
       {"rwsem", "rw_semaphore: a count word on one line; readers share it, waiters sleep unless spin: true", false,
@@ -57,11 +58,11 @@ const std::vector<LockKind>& lock_kind_table() {
            rules.reader_steal = d.reader_steal;
            rules.handoff = d.handoff;
            rules.wake_all_readers = d.wake_all_readers;
-           return std::make_unique<Rwsem>(ctx, rules, d.wake_latency);
+           return std::make_unique<Rwsem>(ctx, rules, d.wake_latency, d.wake_shape);
          }
-         return std::make_unique<RwLock>(ctx, !d.spin, false, d.wake_latency);
+         return std::make_unique<RwLock>(ctx, !d.spin, false, d.wake_latency, d.wake_shape);
        },
-       {"spin", "wake", "behaviour", "handoff", "reader_spin", "reader_steal", "wake_readers"},
+       {"spin", "wake", "wake_shape", "behaviour", "handoff", "reader_spin", "reader_steal", "wake_readers"},
        false,
        true},
       {"rwlock", "rwlock_t: a spinning reader/writer lock (fair: false for the old reader-preferring one)", false,
@@ -85,7 +86,9 @@ const std::vector<LockKind>& lock_kind_table() {
 const std::vector<LockKey>& lock_keys() {
   static const std::vector<LockKey> keys{
       {"spin", "true|false (mutex: true, rwsem: false, by behaviour: true)", "waiters spin on a running owner (optimistic spinning)"},
-      {"wake", "TIME (required when waiters sleep)", "the scheduler's wake-up latency of a sleeping waiter"},
+      {"wake", "TIME (required when waiters sleep)", "the scheduler's wake-up latency of a sleeping waiter (its mean)"},
+      {"wake_shape", "erlang2|fixed (erlang2)",
+       "each wake-up's latency: an Erlang-2 draw of mean `wake` (p50 0.84x, p99 3.3x), or exactly `wake` (models/kernel/wake_latency.h)"},
       {"fair", "true|false (true)", "false: the old reader-preferring rwlock_t (readers pass queued writers)"},
       {"threshold", "TIME (1ms)", "CNA: how long the secondary queue's head may be passed over"},
       {"behaviour", "mutex: v4.9|v4.10|v6.1; rwsem: v4.19|v5.3|v6.1 (none: the version-less model)",

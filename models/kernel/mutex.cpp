@@ -60,19 +60,20 @@ Time Mutex::release(int cpu, Time now, LockMode, std::vector<Grant>& woken) {
   if (!sleepers_.empty()) {
     now = wait_lock_pass(line_, *topo_, coherent_, cpu, now);
     const auto next = sleepers_.pop();
-    stats_.record_wait(now + wake_latency_ - next.since);
-    woken.push_back({next.cpu, now + wake_latency_, /*retry=*/true, /*slept=*/true});
+    const Time runs = now + wake_latency_.draw();
+    stats_.record_wait(runs - next.since);
+    woken.push_back({next.cpu, runs, /*retry=*/true, /*slept=*/true});
   }
   return now;
 }
 
 // ---- VersionedMutex ---------------------------------------------------------
 
-VersionedMutex::VersionedMutex(LockContext ctx, MutexRules rules, Duration wake_latency)
+VersionedMutex::VersionedMutex(LockContext ctx, MutexRules rules, Duration wake_latency, WakeShape shape)
     : topo_(ctx.topo),
       rules_(rules),
       coherent_(ctx.topo->coherence().kind != CoherenceKind::kPairwise),
-      wake_latency_(wake_latency) {}
+      wake_latency_(wake_latency, ctx.rng, shape) {}
 
 void VersionedMutex::stop_spinners() {
   // o,0,c,x -> o,0,-c,+c: mutex_spin_on_owner saw !owner->on_cpu.
@@ -137,7 +138,7 @@ Time VersionedMutex::release(int cpu, Time now, LockMode, std::vector<Grant>& wo
     if (w.spinning) {
       at = osq_take(line_, *topo_, coherent_, cpu, w.cpu, now);
     } else {
-      at = wait_lock_pass(line_, *topo_, coherent_, cpu, now) + wake_latency_;
+      at = wait_lock_pass(line_, *topo_, coherent_, cpu, now) + wake_latency_.draw();
       line_.move_to(w.cpu, at);
     }
     owner_ = w.cpu;
@@ -163,7 +164,7 @@ Time VersionedMutex::release(int cpu, Time now, LockMode, std::vector<Grant>& wo
     Waiter& head = wait_list_.front();
     head.woken = true;
     now = wait_lock_pass(line_, *topo_, coherent_, cpu, now);
-    woken.push_back({head.cpu, now + wake_latency_, /*retry=*/true, /*slept=*/true});
+    woken.push_back({head.cpu, now + wake_latency_.draw(), /*retry=*/true, /*slept=*/true});
   }
   return now;
 }

@@ -30,16 +30,17 @@
 
 #include "models/kernel/holder_sleeps.h"
 #include "models/kernel/spinlocks.h"
+#include "models/kernel/wake_latency.h"
 
 namespace vfssim::models {
 
 class Mutex final : public Lock {
  public:
-  Mutex(LockContext ctx, bool spin, Duration wake_latency)
+  Mutex(LockContext ctx, bool spin, Duration wake_latency, WakeShape shape = WakeShape::kFixed)
       : topo_(ctx.topo),
         spin_(spin),
         coherent_(ctx.topo->coherence().kind != CoherenceKind::kPairwise),
-        wake_latency_(wake_latency) {}
+        wake_latency_(wake_latency, ctx.rng, shape) {}
 
   bool acquire(int cpu, Time now, LockMode mode, Time& granted_at) override;
   Time release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) override;
@@ -52,7 +53,7 @@ class Mutex final : public Lock {
   const Topology* topo_;
   bool spin_;
   bool coherent_;  // the machine has a coherence model: the mutex's line traffic costs
-  Duration wake_latency_;
+  WakeLatency wake_latency_;
   int owner_ = -1;
   Time hold_start_{};
   WaiterQueue spinners_;  // the OSQ
@@ -101,7 +102,7 @@ struct MutexRules {
 //                          spins, its wake-up if it sleeps): no more stealing
 class VersionedMutex final : public Lock {
  public:
-  VersionedMutex(LockContext ctx, MutexRules rules, Duration wake_latency);
+  VersionedMutex(LockContext ctx, MutexRules rules, Duration wake_latency, WakeShape shape = WakeShape::kFixed);
 
   bool acquire(int cpu, Time now, LockMode mode, Time& granted_at) override;
   Time release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) override;
@@ -131,7 +132,7 @@ class VersionedMutex final : public Lock {
   const Topology* topo_;
   MutexRules rules_;
   bool coherent_;
-  Duration wake_latency_;
+  WakeLatency wake_latency_;
   int owner_ = -1;
   bool handoff_ = false;
   Time hold_start_{};

@@ -24,6 +24,7 @@
 #pragma once
 
 #include "models/kernel/spinlocks.h"
+#include "models/kernel/wake_latency.h"
 
 namespace vfssim::models {
 
@@ -31,8 +32,9 @@ class RwLock final : public Lock {
  public:
   // The model of rwsem and rwlock. `sleeping`: waiters sleep (handoff costs
   // wake_latency). `reader_preference`: readers pass queued writers.
-  RwLock(LockContext ctx, bool sleeping, bool reader_preference, Duration wake_latency)
-      : topo_(ctx.topo), sleeping_(sleeping), reader_pref_(reader_preference), wake_(wake_latency) {}
+  RwLock(LockContext ctx, bool sleeping, bool reader_preference, Duration wake_latency,
+         WakeShape shape = WakeShape::kFixed)
+      : topo_(ctx.topo), sleeping_(sleeping), reader_pref_(reader_preference), wake_(wake_latency, ctx.rng, shape) {}
 
   bool acquire(int cpu, Time now, LockMode mode, Time& granted_at) override;
   Time release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) override;
@@ -47,12 +49,12 @@ class RwLock final : public Lock {
     LockMode mode;
     Time since;
   };
-  Duration handoff(int from, int to) const { return sleeping_ ? wake_ : topo_->transfer(from, to); }
+  Duration handoff(int from, int to) { return sleeping_ ? wake_.draw() : topo_->transfer(from, to); }
   void grant_waiters(int releaser, Time now, std::vector<Grant>& woken);
 
   const Topology* topo_;
   bool sleeping_, reader_pref_;
-  Duration wake_;
+  WakeLatency wake_;  // each wake-up's latency (wake_latency.h)
   int writer_ = -1;
   int readers_ = 0;
   Time write_start_{};

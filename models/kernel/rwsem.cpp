@@ -150,7 +150,7 @@ void Rwsem::wake_queue(int releaser, Time now, std::vector<Grant>& woken) {
   if (head.mode == LockMode::kExclusive) {
     if (!head.woken) {
       head.woken = true;  // wake-and-retry
-      woken.push_back({head.cpu, now + wake_, /*retry=*/true, /*slept=*/true});
+      woken.push_back({head.cpu, now + wake_.draw(), /*retry=*/true, /*slept=*/true});
     }
     return;
   }
@@ -171,7 +171,7 @@ void Rwsem::wake_queue(int releaser, Time now, std::vector<Grant>& woken) {
       rest.push_back(w);
       continue;
     }
-    const Time at = line_.rmw(*topo_, w.cpu, now + wake_);
+    const Time at = line_.rmw(*topo_, w.cpu, now + wake_.draw());
     ++readers_;
     ++granted;
     read_start_[static_cast<std::size_t>(w.cpu)] = at;

@@ -74,6 +74,7 @@
 
 #include "models/kernel/holder_sleeps.h"
 #include "models/kernel/spinlocks.h"
+#include "models/kernel/wake_latency.h"
 
 namespace vfssim::models {
 
@@ -89,8 +90,8 @@ struct RwsemRules {
 
 class Rwsem final : public Lock {
  public:
-  Rwsem(LockContext ctx, RwsemRules rules, Duration wake_latency)
-      : topo_(ctx.topo), rules_(rules), wake_(wake_latency) {}
+  Rwsem(LockContext ctx, RwsemRules rules, Duration wake_latency, WakeShape shape = WakeShape::kFixed)
+      : topo_(ctx.topo), rules_(rules), wake_(wake_latency, ctx.rng, shape) {}
 
   bool acquire(int cpu, Time now, LockMode mode, Time& granted_at) override;
   Time release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) override;
@@ -125,7 +126,7 @@ class Rwsem final : public Lock {
 
   const Topology* topo_;
   RwsemRules rules_;
-  Duration wake_;
+  WakeLatency wake_;  // each wake-up's latency (wake_latency.h)
   int writer_ = -1;
   int readers_ = 0;
   bool handoff_ = false;

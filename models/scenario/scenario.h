@@ -15,6 +15,7 @@
 
 #include "models/hardware/topology.h"
 #include "models/kernel/lock.h"
+#include "models/kernel/wake_latency.h"
 #include "sim/time.h"
 
 namespace vfssim::models {
@@ -137,6 +138,7 @@ struct LockDecl {
   Scope scope = Scope::kGlobal;
   bool spin = true;             // mutex, rwsem: waiters spin (else sleep)
   Duration wake_latency{0};     // mutex, rwsem: scheduler wake-up when waiters sleep
+  WakeShape wake_shape = WakeShape::kErlang2;  // its distribution (wake_shape:)
   Duration threshold{1000000000};  // cna: the secondary queue's head waits at most this (1 ms)
   bool reader_preference = false;  // rwlock: the pre-qrwlock unfair rwlock_t
   // mutex, rwsem by kernel version (`behaviour:` and the switches, which

@@ -181,6 +181,12 @@ void parse_locks(const Reader& r, const YAML::Node& locks, const std::string& na
     if (m["wake"]) d.wake_latency = r.duration(m["wake"], "wake latency", true);
     else if (row->sleeps && (!d.spin || d.versioned))  // by version, a waiter sleeps when its owner does
       r.fail(m, what + " has sleeping waiters but no wake-up latency", "'wake: TIME' (scheduler wake-up, e.g. 5us)");
+    if (const auto shape = m["wake_shape"]) {
+      const std::string v = r.scalar(shape, "wake_shape");
+      if (v == "fixed") d.wake_shape = WakeShape::kFixed;
+      else if (v != "erlang2") r.fail(shape, "unknown wake_shape '" + v + "'", "erlang2 or fixed");
+      if (!m["wake"]) r.fail(shape, what + " has a wake_shape but no wake", "'wake: TIME' with it");
+    }
     if (m["fair"]) d.reader_preference = !r.boolean(m["fair"], "fair");
     if (m["threshold"]) d.threshold = r.duration(m["threshold"], "threshold", true);
     out[d.name] = d;
