@@ -2,6 +2,7 @@
 #include "models/kernel/lock_kinds.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <map>
 
@@ -57,7 +58,7 @@ class Compiler {
     auto [it, inserted] = lock_ids_.try_emplace(name, static_cast<std::uint32_t>(p_.locks.size()));
     if (inserted) {
       p_.locks.push_back(s_.locks.at(name));
-      resolve_objects(p_.locks.back().objects, p_.locks.back().mark);
+      resolve_objects(p_.locks.back());
     }
     return it->second;
   }
@@ -66,7 +67,7 @@ class Compiler {
     auto [it, inserted] = line_ids_.try_emplace(name, static_cast<std::uint32_t>(p_.lines.size()));
     if (inserted) {
       p_.lines.push_back(s_.lines.at(name));
-      resolve_objects(p_.lines.back().objects, p_.lines.back().mark);
+      resolve_objects(p_.lines.back());
       if (!p_.lines.back().on.empty()) (void)lock_slot(p_.lines.back().on);  // the line is that lock's word
     }
     return it->second;
@@ -95,7 +96,7 @@ class Compiler {
     auto [it, inserted] = seq_ids_.try_emplace(name, static_cast<std::uint32_t>(p_.seqcounts.size()));
     if (inserted) {
       p_.seqcounts.push_back(s_.seqcounts.at(name));
-      resolve_objects(p_.seqcounts.back().objects, p_.seqcounts.back().mark);
+      resolve_objects(p_.seqcounts.back());
     }
     return it->second;
   }
@@ -105,13 +106,19 @@ class Compiler {
     if (inserted) {
       PoolDecl d = s_.pools.at(name);
       for (NumberRef* v : {&d.low, &d.high, &d.refill}) {
-        if (!v->param.empty()) v->value = param(v->param, d.mark).number;
+        if (!v->param.empty()) {
+          const ParamValue& pv = param(v->param, d.mark);
+          v->value = pv.number;
+          v->span = pv.span;
+        }
         v->param.clear();
-        if (!(v->value >= 0))
-          throw ScenarioError(d.mark, "pool '" + name + "' has a negative watermark or refill rate", "numbers >= 0");
+        if (!(low_end(*v) >= 0))
+          throw ScenarioError(d.mark, "pool '" + name + "' has a negative watermark or refill rate" + span_text(v->span), "numbers >= 0");
       }
-      if (d.high.value < d.low.value)
-        throw ScenarioError(d.mark, "the high watermark of pool '" + name + "' is below its low watermark", "low <= high");
+      if (low_end(d.high) < high_end(d.low))  // a sample of both ranges must keep low <= high
+        throw ScenarioError(d.mark, "the high watermark of pool '" + name + "' is below its low watermark" +
+                                        (d.high.span.ranged || d.low.span.ranged ? " at the ends of their ranges" : ""),
+                            "low <= high (and the high range above the low range)");
       p_.pools.push_back(d);
     }
     return it->second;
@@ -152,18 +159,12 @@ class Compiler {
       if (!present(original)) continue;
       Step st = original;
       st.time = resolve(st.time, st.mark);
-      if (!st.probability_param.empty()) {
-        st.probability = param(st.probability_param, st.mark).number;
-        if (!(st.probability >= 0 && st.probability <= 1))
-          throw ScenarioError(st.mark, "parameter '" + st.probability_param + "' is not a probability",
-                              "a number from 0 to 1");
-      }
-      if (!st.count_param.empty()) {
-        const double c = param(st.count_param, st.mark).number;
-        if (!(c >= 0 && c <= 1e6) || c != static_cast<int>(c))
-          throw ScenarioError(st.mark, "parameter '" + st.count_param + "' is not a repeat count", "a whole number from 0");
-        st.count = static_cast<int>(c);
-      }
+      if (!st.probability_param.empty())
+        st.probability = number_param(st.probability_param, st.mark, "a probability", "a number from 0 to 1", false,
+                                      [](double p) { return p >= 0 && p <= 1; });
+      if (!st.count_param.empty())
+        st.count = static_cast<int>(number_param(st.count_param, st.mark, "a repeat count", "a whole number from 0", true,
+                                                 [](double c) { return c >= 0 && c <= 1e6 && c == static_cast<int>(c); }));
       const std::uint32_t sym = symbol(st.fn.empty() ? self : st.fn);
       switch (st.kind) {
         case StepKind::kCompute:
@@ -370,15 +371,54 @@ class Compiler {
       throw ScenarioError(mark, "parameter '" + name + "' has no value", "a parameter declared under 'params:'");
     return it->second;
   }
-  // `objects: $param` of a scope: object declaration, as its number.
-  void resolve_objects(ObjectSet& o, const SourceMark& mark) const {
-    if (o.objects.param.empty()) return;
-    const double v = param(o.objects.param, mark).number;
-    if (!(v >= 1 && v <= 1e6) || v != static_cast<int>(v))
-      throw ScenarioError(mark, "parameter '" + o.objects.param + "' is not an object count", "a whole number from 1 to 1000000");
-    o.objects.value = v;
-    o.objects.param.clear();
+  // A number parameter that `use`s (a probability, a count): its value,
+  // which `ok` accepts, as do both ends of its range (a sample of
+  // --uncertainty draws between them); a count takes no range at all.
+  template <class Ok>
+  double number_param(const std::string& name, const SourceMark& mark, const std::string& use, const std::string& expected,
+                      bool count, Ok ok) const {
+    const ParamValue& v = param(name, mark);
+    if (!ok(v.number)) throw ScenarioError(mark, "parameter '" + name + "' is not " + use, expected);
+    if (v.span.ranged && count)
+      throw ScenarioError(mark, "parameter '" + name + "' has a range" + span_text(v.span) + " and is " + use,
+                          expected + " without a range (counts are not sampled)");
+    if (v.span.ranged && !(ok(v.span.lo) && ok(v.span.hi)))
+      throw ScenarioError(mark, "parameter '" + name + "' has a range" + span_text(v.span) + " that reaches past " + use,
+                          "a range within " + expected);
+    return v.number;
   }
+  static std::string span_text(const Span& s) {
+    if (!s.ranged) return "";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, " [%.6g, %.6g]", s.lo, s.hi);
+    return buf;
+  }
+  static double low_end(const NumberRef& v) { return v.span.ranged ? v.span.lo : v.value; }
+  static double high_end(const NumberRef& v) { return v.span.ranged ? v.span.hi : v.value; }
+  // `objects: $param` of a scope: object declaration, as its number; and
+  // the instances of every such declaration the program uses, bounded in
+  // all: each is allocated when a point starts (issue 29 item 1).
+  template <class Decl>
+  void resolve_objects(Decl& d) {
+    ObjectSet& o = d.objects;
+    if (!o.objects.param.empty()) {
+      o.objects.value = number_param(o.objects.param, d.mark, "an object count", "a whole number from 1 to 1000000", true,
+                                     [](double v) { return v >= 1 && v <= 1e6 && v == static_cast<int>(v); });
+      o.objects.param.clear();
+    }
+    if (d.scope != Scope::kObject) return;
+    object_instances_ += o.objects.value;
+    if (object_instances_ > kMaxObjectInstances)
+      throw ScenarioError(d.mark, "strategy '" + s_.name + "' uses " + std::to_string(static_cast<long long>(object_instances_)) +
+                                      " object instances in all, with those of '" + d.name + "'",
+                          "at most " + std::to_string(static_cast<long long>(kMaxObjectInstances)) +
+                              " in all: locks, lines and seqcounts of scope object, a dentry counting 3 "
+                              "(docs/scenario-format.md, \"Limits\")");
+  }
+  // ~700 bytes per instance at most (a qspinlock; issue 29 measured 16 x 10^6 in 11 GB):
+  // about 2 GB in all, and room for a dentry of the largest object set (3 instances each).
+  static constexpr double kMaxObjectInstances = 3000000;
+  double object_instances_ = 0;
   TimeDist resolve(TimeDist t, const SourceMark& mark) const {
     if (!t.param.empty()) t.a = param(t.param, mark).time;
     return t;

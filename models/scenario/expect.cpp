@@ -68,6 +68,26 @@ Expectation::PointRef parse_curve_ref(const Reader& r, const YAML::Node& n, cons
 
 const char* const kMetrics = "ops_per_sec, us_per_op, speedup or share:CHAIN-PREFIX";
 
+// A reported figure of `x`'s metric: a rate, speedup or time per op is above
+// 0, and so is a ratio of two of them (a change above -100%); a share of the
+// profile is from 0 to 1, and a ratio of two shares 0 or more.
+double parse_reported(const Reader& r, const YAML::Node& n, const Expectation& x, const std::string& what) {
+  const double v = parse_fraction(r, n, what);
+  const bool share = x.metric.rfind("share:", 0) == 0;
+  const bool ratio = x.kind == "ratio" || x.kind == "change";
+  const double as_ratio = x.kind == "change" ? v + 1.0 : v;
+  const std::string quoted = what + " '" + n.Scalar() + "' of figure '" + x.id + "' (" + x.metric + (ratio ? ", a ratio" : "") + ")";
+  if (share && !ratio && !(v >= 0 && v <= 1))
+    r.fail(n, quoted + " is not a share", "a share of the profile from 0 to 1 (or 0% to 100%)");
+  if (share && ratio && !(as_ratio >= 0))
+    r.fail(n, quoted + " makes a ratio of shares below 0", x.kind == "change" ? "a change of -100% or more" : "a ratio of 0 or more");
+  if (!share && !(as_ratio > 0))
+    r.fail(n, quoted + " is not positive",
+           x.kind == "change" ? "a change above -100% (the new " + x.metric + " is above 0)"
+                              : "a number above 0 (a rate, speedup or time per op is positive)");
+  return v;
+}
+
 
 // value: {point: S@N}; reported: a number.
 void parse_value_figure(const Reader& r, const YAML::Node& e, const YAML::Node& body, const YAML::Node& reported,
@@ -75,7 +95,7 @@ void parse_value_figure(const Reader& r, const YAML::Node& e, const YAML::Node& 
   r.expect_map(body, what);
   r.only_keys(body, what, {"point"});
   x.new_point = parse_point_ref(r, r.require(body, "point", "value"), sc);
-  x.reported = parse_fraction(r, reported, "reported");
+  x.reported = parse_reported(r, reported, x, "reported");
   (void)e;
   out.push_back(x);
 }
@@ -87,7 +107,7 @@ void parse_ratio_figure(const Reader& r, const YAML::Node& e, const YAML::Node& 
   r.only_keys(body, what, {"new", "base"});
   x.new_point = parse_point_ref(r, r.require(body, "new", x.kind), sc);
   x.base_point = parse_point_ref(r, r.require(body, "base", x.kind), sc);
-  x.reported = parse_fraction(r, reported, "reported");
+  x.reported = parse_reported(r, reported, x, "reported");
   if (x.kind == "change") x.reported += 1.0;  // kept as the ratio new/base
   (void)e;
   out.push_back(x);
@@ -172,7 +192,7 @@ void parse_peak_figure(const Reader& r, const YAML::Node& e, const YAML::Node& b
   r.expect_map(reported, "the reported peak");
   r.only_keys(reported, "the reported peak", {"cpus", "value"});
   x.new_point.cpus = parse_cpus(r, r.require(reported, "cpus", "the reported peak"), "peak CPU count", machine);
-  x.reported = reported["value"] ? parse_fraction(r, reported["value"], "peak value")
+  x.reported = reported["value"] ? parse_reported(r, reported["value"], x, "peak value")
                                  : std::numeric_limits<double>::quiet_NaN();
   (void)e;
   out.push_back(x);
@@ -203,7 +223,7 @@ void parse_curve_figure(const Reader& r, const YAML::Node& e, const YAML::Node& 
     if (p.new_point.cpus <= last) r.fail(kv.first, "the CPU counts of a curve must increase", "increasing CPU counts");
     last = p.new_point.cpus;
     p.id = x.id + "@" + std::to_string(p.new_point.cpus);
-    p.reported = parse_fraction(r, kv.second, "reported");
+    p.reported = parse_reported(r, kv.second, p, "reported");
     p.fitted = p.new_point.cpus == fitted_at;
     p.mark = r.mark(kv.first);
     out.push_back(std::move(p));

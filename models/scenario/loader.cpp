@@ -303,6 +303,7 @@ Scenario load_from(const std::string& text, const std::string& file, const std::
       warn_numa_aware(s, v.machine, sc.warnings);
     }
   if (root["expect"]) sc.expect = parse_expect(r, root["expect"], sc);
+  r.unique_keys_everywhere(root, "the scenario");
   r.finish_ranges();
   sc.ranges = r.ranges();
   std::sort(sc.ranges.begin(), sc.ranges.end(), [](const Range& a, const Range& b) { return a.name < b.name; });

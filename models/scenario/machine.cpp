@@ -239,6 +239,7 @@ TopologySpec read_machine_file(const Reader& parent, const std::string& path, co
   r.find_ranges(root, prefix);
   r.set_sample(parent.sample());
   TopologySpec t = parse_machine(r, root, fs::path(path).stem().string());
+  r.unique_keys_everywhere(root, "the machine file");
   r.finish_ranges();
   parent.adopt_ranges(r);
   return t;

@@ -140,6 +140,8 @@ ObjectSet parse_objects(const Reader& r, const YAML::Node& decl, Scope scope, co
     return o;
   }
   const auto n = r.require(decl, "objects", what + " (scope: object)");
+  if (r.site(n))  // a count shapes the program: no value between two counts is one (as Reader::integer)
+    r.fail(n, "objects of " + what + " has a range, and is a count", "a whole number of objects, or $PARAM (counts are not sampled)");
   o.objects = parse_number_ref(r, n, "objects of " + what);
   if (o.objects.param.empty() && (o.objects.value < 1 || o.objects.value > kMaxObjects || o.objects.value != std::floor(o.objects.value)))
     r.fail(n, "objects of " + what + " '" + n.Scalar() + "' is not a whole number from 1 to " + std::to_string(kMaxObjects),
@@ -189,14 +191,12 @@ ParamValue parse_param(const Reader& r, const YAML::Node& n, const std::string& 
 
 namespace {
 
-// Where a node was seen, by its position in the text: a YAML alias is the
-// same node at another path, visited once (an alias chain can otherwise
-// make exponentially many paths). Nodes without a position (a setting's)
-// are not deduplicated.
-bool first_visit(std::set<int>& seen, const YAML::Node& n) {
+// Whether a mapping or list is visited for the first time: a YAML alias is
+// the same node at another path, visited once (an alias chain can
+// otherwise make exponentially many paths).
+bool first_visit(NodeIndex& seen, const YAML::Node& n) {
   if (!n.IsMap() && !n.IsSequence()) return true;
-  const int pos = n.Mark().pos;
-  return pos < 0 || seen.insert(pos).second;
+  return seen.insert(n, 0);
 }
 
 // A sequence element named by its `name:` (a machine level), else by its index.
@@ -217,7 +217,7 @@ std::string trim(const std::string& s) {
   return s.substr(b, s.find_last_not_of(" \t") - b + 1);
 }
 
-bool find_path(const YAML::Node& at, const YAML::Node& n, const std::string& path, std::set<int>& seen, std::string& out) {
+bool find_path(const YAML::Node& at, const YAML::Node& n, const std::string& path, NodeIndex& seen, std::string& out) {
   if (at.is(n)) {
     out = path;
     return true;
@@ -235,17 +235,37 @@ bool find_path(const YAML::Node& at, const YAML::Node& n, const std::string& pat
 
 }  // namespace
 
+void Reader::unique_keys_everywhere(const YAML::Node& root, const std::string& what) const {
+  NodeIndex seen;
+  const auto walk = [&](const auto& self, const YAML::Node& n, const std::string& path, int depth) -> void {
+    if (!n.IsDefined() || depth > 4 * kMaxNesting || !first_visit(seen, n)) return;
+    if (n.IsMap()) {
+      unique_keys(n, path.empty() ? what : path);
+      for (const auto& kv : n)
+        if (kv.first.IsScalar()) self(self, kv.second, join(path, kv.first.Scalar()), depth + 1);
+    } else if (n.IsSequence()) {
+      for (std::size_t i = 0; i < n.size(); ++i) self(self, n[i], join(path, element_name(n[i], i)), depth + 1);
+    }
+  };
+  walk(walk, root, "", 0);
+}
+
 void Reader::find_ranges(const YAML::Node& root, const std::string& prefix) {
   root_ = root;
-  std::set<int> seen;
+  NodeIndex seen;
   collect(root, prefix, 0, seen);
 }
 
-void Reader::collect(const YAML::Node& n, const std::string& path, int depth, std::set<int>& seen) {
+// A range once, whatever number of aliases name it: an alias is the same constant.
+void Reader::add_site(const YAML::Node& n, const std::string& path) {
+  if (site_index_.insert(n, static_cast<long>(sites_.size()))) sites_.push_back(Site{n, path, false, "", ""});
+}
+
+void Reader::collect(const YAML::Node& n, const std::string& path, int depth, NodeIndex& seen) {
   if (!n.IsDefined() || depth > 4 * kMaxNesting || !first_visit(seen, n)) return;
   if (n.IsMap()) {
     if (n["estimate"]) {
-      sites_.push_back(Site{n, path, false, "", ""});
+      add_site(n, path);
       return;
     }
     for (const auto& kv : n)
@@ -253,12 +273,12 @@ void Reader::collect(const YAML::Node& n, const std::string& path, int depth, st
   } else if (n.IsSequence()) {
     for (std::size_t i = 0; i < n.size(); ++i) collect(n[i], join(path, element_name(n[i], i)), depth + 1, seen);
   } else if (n.IsScalar() && is_shorthand(n.Scalar())) {
-    sites_.push_back(Site{n, path, false, "", ""});
+    add_site(n, path);
   }
 }
 
 std::string Reader::path_of(const YAML::Node& n) const {
-  std::set<int> seen;
+  NodeIndex seen;
   std::string out;
   find_path(root_, n, "", seen, out);
   return out;
@@ -313,13 +333,14 @@ Reader::RangeParts Reader::range_parts(const Site& s, const std::string& what) c
 
 void Reader::record(const Site& s, Range r) const {
   s.name = r.name;
-  for (const auto& have : ranges_)
-    if (have.name == r.name) {
-      if (have.time != r.time || have.estimate != r.estimate || have.lo != r.lo || have.hi != r.hi || have.fit != r.fit)
-        throw ScenarioError(r.mark, "two ranges are named '" + r.name + "' and differ",
-                            "the same estimate and range wherever a name repeats (one constant)");
-      return;
-    }
+  if (const auto it = range_at_.find(r.name); it != range_at_.end()) {
+    const Range& have = ranges_[it->second];
+    if (have.time != r.time || have.estimate != r.estimate || have.lo != r.lo || have.hi != r.hi || have.fit != r.fit)
+      throw ScenarioError(r.mark, "two ranges are named '" + r.name + "' and differ",
+                          "the same estimate and range wherever a name repeats (one constant)");
+    return;
+  }
+  range_at_.emplace(r.name, ranges_.size());
   ranges_.push_back(std::move(r));
 }
 
@@ -338,9 +359,7 @@ void Reader::finish_ranges() {
       node = YAML::Node(s.sampled);
       continue;
     }
-    const Range* r = nullptr;
-    for (const auto& x : ranges_)
-      if (x.name == s.name) r = &x;
+    const Range* r = &ranges_[range_at_.at(s.name)];
     if (s.node.IsMap()) {
       if (!s.node["name"]) node["name"] = s.name;
       continue;

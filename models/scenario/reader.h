@@ -10,11 +10,37 @@
 #include <cmath>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "models/scenario/scenario.h"
 
 namespace vfssim::models::parse {
+
+// Nodes by identity (YAML::Node::is), looked up by their offset in the text
+// first: a YAML alias is the same node at another path, and a node a
+// setting made has an offset in the setting's text, which a node of the
+// file may share (an offset alone would take one for the other).
+class NodeIndex {
+ public:
+  // The number stored for `n`, or -1.
+  long find(const YAML::Node& n) const {
+    const auto it = at_.find(n.Mark().pos);
+    if (it != at_.end())
+      for (const auto& [node, i] : it->second)
+        if (node.is(n)) return i;
+    return -1;
+  }
+  // Stores `i` for `n`; false, storing nothing, if `n` is there already.
+  bool insert(const YAML::Node& n, long i) {
+    if (find(n) >= 0) return false;
+    at_[n.Mark().pos].emplace_back(n, i);
+    return true;
+  }
+
+ private:
+  std::unordered_map<int, std::vector<std::pair<YAML::Node, long>>> at_;
+};
 
 // Reads one YAML document with positions; all checks go through here.
 class Reader {
@@ -55,6 +81,11 @@ class Reader {
       if (kv.first.IsScalar() && !seen.insert(kv.first.Scalar()).second)
         fail(kv.first, "key '" + kv.first.Scalar() + "' appears twice in " + what, "each key once");
   }
+
+  // The same for every mapping of the document `root` (named `what`, its
+  // mappings by their path), once each section has checked its own with
+  // its own name: a mapping no section checks may not repeat a key either.
+  void unique_keys_everywhere(const YAML::Node& root, const std::string& what) const;
 
   // Bounds the work of one load: YAML aliases can repeat a list of steps
   // exponentially often without making the file any longer.
@@ -235,9 +266,14 @@ class Reader {
       if constexpr (std::is_same_v<T, ParamValue>)
         if (est.type == ParamValue::Type::kBool) fail(n, what + " is a switch and has a range", "a range on a time or a number");
       if (parts.shorthand) {
+        if (parts.delta.Scalar()[0] == '-')
+          fail(n, "the spread of " + what + " '" + s.node.Scalar() + "' is negative", "ESTIMATE ± SPREAD with a spread of zero or more");
         const T d = parse(parts.delta);
         if (!same_kind(est, d)) fail(n, "the range of " + what + " mixes units: " + parts.estimate.Scalar() + " ± " + parts.delta.Scalar(),
                                      "the estimate and its ± in the same kind of unit");
+        if (!std::isfinite(range_value(est) - range_value(d)) || !std::isfinite(range_value(est) + range_value(d)))
+          fail(n, "the range of " + what + " '" + s.node.Scalar() + "' reaches past the largest number",
+               "ESTIMATE ± SPREAD within about ±1.8e308");
         lo = with_value(est, range_value(est) - range_value(d));
         hi = with_value(est, range_value(est) + range_value(d));
         if (range_value(lo) < 0 && is_time(est))
@@ -263,14 +299,18 @@ class Reader {
       fail(n, "the search range of " + what + " (fitted to figure '" + parts.fit + "') reaches zero",
            "a search range [LOW, HIGH] with LOW > 0 (the search is on a log scale)");
     record(s, {parts.name, is_time(est), e, l, h, parts.why, mark(n), parts.fit});
+    const auto spanned = [&](T v) {  // what the value feeds checks both ends (item 14 of issue 29)
+      if constexpr (requires { v.span; }) v.span = Span{true, l, h};
+      return v;
+    };
     if (sample_) {
       auto it = sample_->find(parts.name);
       if (it != sample_->end()) {
         s.sampled = format(est, it->second);
-        return parse(YAML::Node(s.sampled));
+        return spanned(parse(YAML::Node(s.sampled)));
       }
     }
-    return est;
+    return spanned(est);
   }
 
  private:
@@ -287,13 +327,13 @@ class Reader {
     std::string name, why, fit;
   };
   const Site* find_site(const YAML::Node& n) const {
-    for (const auto& s : sites_)
-      if (s.node.is(n)) return &s;
-    return nullptr;
+    const long i = site_index_.find(n);
+    return i < 0 ? nullptr : &sites_[static_cast<std::size_t>(i)];
   }
   RangeParts range_parts(const Site& s, const std::string& what) const;
   void record(const Site& s, Range r) const;
-  void collect(const YAML::Node& n, const std::string& path, int depth, std::set<int>& seen);
+  void collect(const YAML::Node& n, const std::string& path, int depth, NodeIndex& seen);
+  void add_site(const YAML::Node& n, const std::string& path);
 
   // A value of a field as a number (picoseconds for a time) and back.
   static double range_value(Duration d) { return static_cast<double>(d.count()); }
@@ -329,9 +369,11 @@ class Reader {
   }
 
   std::vector<Site> sites_;
+  NodeIndex site_index_;  // sites_ by node: a value parser asks of every value it reads
   YAML::Node root_;
   const RangeSample* sample_ = nullptr;
   mutable std::vector<Range> ranges_;
+  mutable std::unordered_map<std::string, std::size_t> range_at_;  // ranges_ by name: a load reads each range once
 
   struct Origin {
     YAML::Node node;

@@ -76,6 +76,14 @@ struct TimeDist {
   }
 };
 
+// The range a number was read with, its bounds in the number's unit
+// (picoseconds for a time): what the number feeds checks both ends at load
+// time, before a sample of --uncertainty draws a value between them.
+struct Span {
+  bool ranged = false;
+  double lo = 0, hi = 0;
+};
+
 // A workload parameter: a switch, a number (a probability, a count) or a time.
 struct ParamValue {
   enum class Type { kBool, kNumber, kTime };
@@ -83,6 +91,7 @@ struct ParamValue {
   bool flag = false;
   double number = 0;
   Duration time{0};
+  Span span;  // when the parameter has a range
 };
 using Params = std::map<std::string, ParamValue>;
 const char* to_string(ParamValue::Type t);
@@ -112,7 +121,8 @@ using RangeSample = std::map<std::string, double>;
 struct NumberRef {
   double value = 0;
   std::string param;
-  bool operator==(const NumberRef&) const = default;
+  Span span;  // when the number has a range (where it was read, not what it is)
+  bool operator==(const NumberRef& o) const { return value == o.value && param == o.param; }
 };
 
 // `scope: object`: `objects` instances (files, inodes, kernfs nodes), and
@@ -290,6 +300,7 @@ struct Strategy {
   std::string name;
   std::string description;
   std::string extends;
+  SourceMark extends_mark;  // where `extends` names it: in the file, or in a --set
   std::map<std::string, LockDecl> locks;
   std::map<std::string, LineDecl> lines;
   std::map<std::string, SeqDecl> seqcounts;

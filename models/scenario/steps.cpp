@@ -208,7 +208,10 @@ std::string sleeping_lock(const Strategy& s, const std::string& name) {
 std::string blocking(const Strategy& s, const Step& st) {
   if (st.kind == StepKind::kSleep) return "sleeps";
   if (st.kind == StepKind::kSynchronizeRcu) return "waits for a grace period";
-  return st.kind == StepKind::kLock ? sleeping_lock(s, st.target) : "";
+  if (st.kind == StepKind::kLock) return sleeping_lock(s, st.target);
+  // The lock a step takes besides its own target: percpu_add's counter_lock,
+  // dec_and_lock's lock, seq_read's fallback (issue 29 item 8).
+  return st.lock.empty() ? "" : sleeping_lock(s, st.lock);
 }
 
 // A callback runs in softirq context (rcu_do_batch from RCU_SOFTIRQ): it
@@ -249,8 +252,7 @@ void check_callback_steps(const StepRefs& refs, const std::vector<Step>& steps, 
       case StepKind::kLock:
       case StepKind::kLockref: no_object(st, "lock", s.locks, st.target); break;
       case StepKind::kDecAndLock:
-      case StepKind::kPercpuAdd:
-        sleeps(st, sleeping_lock(s, st.lock));
+      case StepKind::kPercpuAdd:  // its lock's sleeping: blocking() above
         no_object(st, "line", s.lines, st.target);
         no_object(st, "lock", s.locks, st.lock);
         break;

@@ -210,7 +210,10 @@ Strategy parse_strategy(const Reader& r, const std::string& name, const YAML::No
   }
   if (const auto seqs = n["seqcounts"]) parse_scoped(r, seqs, "seqcount", name, s.seqcounts);
   if (n["description"]) s.description = r.scalar(n["description"], "description");
-  if (n["extends"]) s.extends = r.name(n["extends"], "extends");
+  if (n["extends"]) {
+    s.extends = r.name(n["extends"], "extends");
+    s.extends_mark = r.mark(n["extends"]);
+  }
   if (const auto locks = n["locks"]) parse_locks(r, locks, name, s.locks);
   if (const auto lines = n["lines"])
     parse_scoped(r, lines, "line", name, s.lines, {"scope", "on", "objects", "pick", "shared_by"}, parse_shared_by(r));
@@ -239,8 +242,13 @@ void resolve_extends(std::vector<Strategy>& strategies) {
     std::vector<std::size_t> chain;
     for (std::size_t i = first; state[i] != 2;) {
       Strategy& s = strategies[i];
-      if (state[i] == 1)
-        throw ScenarioError(s.mark, "strategy '" + s.name + "' extends itself through a cycle", "an acyclic 'extends' chain");
+      if (state[i] == 1) {
+        // At an `extends` of the cycle: one a --set gave, if any (the setting made the cycle), else the first's.
+        const Strategy* at = &s;
+        for (auto c = std::find(chain.begin(), chain.end(), i); c != chain.end(); ++c)
+          if (strategies[*c].extends_mark.file != strategies[*c].mark.file) at = &strategies[*c];
+        throw ScenarioError(at->extends_mark, "strategy '" + at->name + "' extends itself through a cycle", "an acyclic 'extends' chain");
+      }
       state[i] = 1;
       chain.push_back(i);
       if (chain.size() > kMaxExtends)
@@ -250,7 +258,7 @@ void resolve_extends(std::vector<Strategy>& strategies) {
       if (s.extends.empty()) break;
       auto it = index.find(s.extends);
       if (it == index.end())
-        throw ScenarioError(s.mark, "strategy '" + s.name + "' extends '" + s.extends + "', which is not defined",
+        throw ScenarioError(s.extends_mark, "strategy '" + s.name + "' extends '" + s.extends + "', which is not defined",
                             "the name of another strategy of this file");
       i = it->second;
     }

@@ -30,6 +30,7 @@ void parse_roles(const Reader& r, const YAML::Node& n, const std::string& label,
   w.roles.clear();
   w.loop.clear();
   if (!n.IsMap() || n.size() == 0) r.fail(n, label + " roles is not a non-empty mapping", "NAME: {loop: [ops], count: N}");
+  r.unique_keys(n, "roles of " + label);  // two roles of one name would be two rows nobody can tell apart
   std::string rest;  // the role without a count, if any
   for (const auto& kv : n) {
     Role role;
