@@ -13,6 +13,7 @@
 
 #include "cli/options.h"
 #include "results/report.h"
+#include "results/discrepancy.h"
 #include "results/review.h"
 #include "results/spread.h"
 #include "cli/run_durable.h"
@@ -273,6 +274,29 @@ int cmd_compare(const std::vector<std::string>& args) {
     r.cpus = cpus;
   }
 
+  // How sure: P(new > base) from the model's error of ratios between two
+  // strategies (docs/uncertainty.md), the class of the new side's bound.
+  json sure = nullptr;
+  std::string sure_line;
+  {
+    const double ratio = table.front().base_mean > 0 ? table.front().new_mean / table.front().base_mean : NAN;
+    const std::string bound = bound_class(new_reps);
+    try {
+      const DiscrepancyTable t = load_discrepancy_table(default_discrepancy_table());
+      const Discrepancy d(t.records, t.k);
+      const double p = d.prob_above_one("ratio", bound, ratio);
+      sure = {{"cpus", cpus}, {"ratio", ratio}, {"probability", std::isfinite(p) ? json(p) : json(nullptr)},
+              {"class", "ratio/" + bound}, {"records", d.count("ratio", bound)}, {"weight", d.weight("ratio", bound)},
+              {"table", t.path}, {"corpus_commit", t.corpus_commit}};
+      char buf[256];
+      std::snprintf(buf, sizeof buf, "P(new > base) @ %d CPUs: %.2f (predicted ratio %.3g; the model's error of ratio/%s, %zu records)\n",
+                    cpus, p, ratio, bound.c_str(), d.count("ratio", bound));
+      sure_line = buf;
+    } catch (const std::runtime_error& ex) {
+      sure_line = std::string("P(new > base): n/a (") + ex.what() + ")\n";
+    }
+  }
+
   std::int64_t run_id = 0;
   if (store) {
     run_id = store->begin_run(sc, seed, reps, join_args(args));
@@ -315,7 +339,8 @@ int cmd_compare(const std::vector<std::string>& args) {
                    {"rows", jrows},
                    {"bottleneck", {{"base", bottleneck_json(what_if[0].removed)}, {"new", bottleneck_json(what_if[1].removed)}}},
                    {"next_bottleneck", {{"base", bottleneck_json(what_if[0].next)}, {"new", bottleneck_json(what_if[1].next)}}},
-                   {"run_id", store ? json(run_id) : json(nullptr)}};
+                   {"run_id", store ? json(run_id) : json(nullptr)},
+                   {"p_new_faster", sure}};
     if (!what_if_opts.empty())
       doc["what_ifs"] = what_ifs_json(what_if_opts);
     std::cout << doc.dump(2) << "\n";
@@ -328,7 +353,7 @@ int cmd_compare(const std::vector<std::string>& args) {
             << "base: " << base << "    new: " << neu << "\n"
             << (what_if_opts.empty() ? "" : "what-ifs: " + describe_what_ifs(what_if_opts) + "\n") << "\n";
   print_lkp_table(std::cout, base, neu, table);
-  std::cout << "\n";
+  std::cout << sure_line << "\n";
   const char* names[] = {"base", "new"};
   const std::string* strategies[] = {&base, &neu};
   for (int i = 0; i < 2; ++i) {

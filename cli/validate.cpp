@@ -20,6 +20,7 @@
 
 #include "cli/progress.h"
 #include "cli/run_durable.h"
+#include "results/discrepancy.h"
 #include "results/report.h"
 #include "results/score.h"
 #include "results/validation.h"
@@ -99,7 +100,7 @@ struct Refits {
   std::set<std::string> unmatched;
 };
 
-std::vector<FigureBand> figure_bands(const Validation& validation, const std::vector<models::Scenario>& scenarios,
+std::vector<std::vector<double>> figure_samples(const Validation& validation, const std::vector<models::Scenario>& scenarios,
                                      int n, std::uint64_t seed, unsigned jobs, const models::PointLimits& limits,
                                      const std::vector<std::vector<models::PointResult>>& plain, std::size_t& refused,
                                      Refits& refits) {
@@ -148,10 +149,7 @@ std::vector<FigureBand> figure_bands(const Validation& validation, const std::ve
     predicted.resize(scored.size());
     for (std::size_t f = 0; f < scored.size(); ++f) predicted[f].push_back(scored[f].predicted);
   }
-  std::vector<FigureBand> bands;
-  for (const auto& v : predicted)
-    bands.push_back({models::quantile(v, 0.1), models::quantile(v, 0.5), models::quantile(v, 0.9)});
-  return bands;
+  return predicted;
 }
 
 // Whether the reported value lies in the band: inside [p10, p90]; for a
@@ -171,6 +169,7 @@ int cmd_validate(const std::vector<std::string>& args) {
   std::string db, progress_mode;
   std::uint64_t seed = 1;
   int reps = 1, uncertainty = 0;
+  std::string calibration, discrepancy_path;
   unsigned jobs = 0;
   BudgetOptions budget;
   opts.add_options()
@@ -178,6 +177,12 @@ int cmd_validate(const std::vector<std::string>& args) {
     ("uncertainty", po::value(&uncertainty)->default_value(0),
      "also draw N samples of the scenarios' ranges and report whether each reported figure lies in its 80% band "
      "(p10-p90) and the coverage over the predictions (docs/uncertainty.md)")
+    ("calibration", po::value(&calibration),
+     "the model's error in the bands (docs/uncertainty.md): 'table' (learned from the corpus: --discrepancy), "
+     "'loo' (learned from these files' figures, each case without its own), 'none' (parameters only); "
+     "default 'table' with --uncertainty, 'none' without")
+    ("discrepancy", po::value(&discrepancy_path),
+     "the discrepancy table --calibration table reads (default: scenarios/validation/discrepancy.json)")
     ("json", "print one JSON document on stdout instead of tables")
     ("jobs,j", po::value(&jobs)->default_value(0), "worker threads (default: all cores)")
     ("reps", po::value(&reps)->default_value(1), "replications per point (different derived seeds), averaged")
@@ -199,6 +204,18 @@ int cmd_validate(const std::vector<std::string>& args) {
   if (reps < 1) throw po::error("--reps must be at least 1");
   if (uncertainty < 0 || uncertainty == 1 || uncertainty > models::kMaxUncertaintySamples)
     throw po::error("--uncertainty must be 0 (no bands) or from 2 to " + std::to_string(models::kMaxUncertaintySamples));
+  if (calibration.empty()) calibration = uncertainty > 0 ? "table" : "none";
+  if (calibration != "none" && calibration != "table" && calibration != "loo")
+    throw po::error("--calibration must be none, table or loo");
+  if (!discrepancy_path.empty() && calibration != "table") throw po::error("--discrepancy needs --calibration table");
+  std::optional<DiscrepancyTable> table;
+  if (calibration == "table") {
+    try {
+      table = load_discrepancy_table(discrepancy_path.empty() ? default_discrepancy_table() : discrepancy_path);
+    } catch (const std::runtime_error& ex) {
+      throw po::error(ex.what());
+    }
+  }
   if (paths.empty()) paths.push_back((std::filesystem::path(models::scenarios_dir()) / "seed").string());
   const bool as_json = vm.count("json") > 0;
   const bool quiet = vm.count("quiet") > 0;
@@ -267,26 +284,82 @@ int cmd_validate(const std::vector<std::string>& args) {
     one["scenarios"] = t.scenarios;
     summary["levels"][level] = std::move(one);
   }
+  // Each figure's discrepancy class (the kind, and what bounds its new
+  // point in the plain run) and the record of the model's error it gives.
+  std::vector<FigureInput> inputs(figures.size());
+  for (std::size_t f = 0; f < figures.size(); ++f) {
+    const auto& e = *figures[f].e;
+    FigureInput& in = inputs[f];
+    in.scenario = scenarios[figures[f].scenario].name;
+    in.kind = kind_class(e);
+    in.bound = bound_class(grouped[validation.new_point_of(f)]);
+    in.predicted = figures[f].predicted;
+    in.reported = e.reported;
+    in.side = e.bound;
+    in.scored = figures[f].prediction();
+    in.record = discrepancy_record(figures[f], in.scenario, in.bound);
+  }
   // --uncertainty: each figure's band, and the share of predictions whose
-  // reported value it holds (calibrated 80% bands hold about 80%).
+  // reported value it holds (calibrated 80% bands hold about 80%); with a
+  // calibration the band is the total (parameters and the model's error).
   std::vector<FigureBand> bands;
-  std::vector<std::optional<bool>> inside;
-  std::size_t n_inside = 0, n_placed = 0, refused = 0;
+  std::vector<std::optional<bool>> inside, inside_parameters;
+  std::vector<FigureCalibration> calibrated;
+  std::size_t n_inside = 0, n_placed = 0, n_inside_parameters = 0, refused = 0;
   Refits refits;
+  std::vector<std::vector<double>> samples;
   if (uncertainty > 0) {
-    bands = figure_bands(validation, scenarios, uncertainty, seed, jobs, limits, grouped, refused, refits);
+    samples = figure_samples(validation, scenarios, uncertainty, seed, jobs, limits, grouped, refused, refits);
     for (std::size_t f = 0; f < figures.size(); ++f) {
-      inside.push_back(reported_inside(*figures[f].e, bands[f]));
-      if (figures[f].prediction() && inside.back()) ++n_placed, n_inside += *inside.back();
+      inputs[f].samples = samples[f];
+      inputs[f].parameters = true;
+      const FigureBand b{models::quantile(samples[f], 0.1), models::quantile(samples[f], 0.5),
+                         models::quantile(samples[f], 0.9)};
+      inside_parameters.push_back(reported_inside(*figures[f].e, b));
+      bands.push_back(b);
     }
+  }
+  if (calibration != "none") {
+    std::optional<Discrepancy> learned;
+    if (table) learned.emplace(table->records, table->k);
+    calibrated = calibrate(inputs, learned ? &*learned : nullptr, table ? table->k : kDiscrepancyShrinkage);
+    bands.clear();
+    for (const auto& c : calibrated) bands.push_back({c.total.p10, c.total.p50, c.total.p90});
+  }
+  for (std::size_t f = 0; f < bands.size(); ++f) {
+    inside.push_back(reported_inside(*figures[f].e, bands[f]));
+    if (figures[f].prediction() && inside.back()) {
+      ++n_placed, n_inside += *inside.back();
+      if (uncertainty > 0) n_inside_parameters += *inside_parameters[f];
+    }
+  }
+  if (uncertainty > 0) {
     summary["coverage"] = {{"samples", uncertainty},
                            {"refused_samples", refused},
                            {"inside", n_inside},
                            {"scored", n_placed},
                            {"fraction", n_placed ? static_cast<double>(n_inside) / static_cast<double>(n_placed) : 0.0},
+                           {"inside_parameters", n_inside_parameters},
+                           {"fraction_parameters",
+                            n_placed ? static_cast<double>(n_inside_parameters) / static_cast<double>(n_placed) : 0.0},
                            {"refits", refits.fits},
                            {"refits_matched", refits.converged},
                            {"refits_unmatched", refits.unmatched}};
+  }
+  json calibration_json;
+  if (calibration != "none") {
+    calibration_json = calibration_coverage(inputs, calibrated);
+    calibration_json["mode"] = calibration;
+    calibration_json["samples"] = uncertainty;
+    calibration_json["shrinkage_k"] = table ? table->k : kDiscrepancyShrinkage;
+    std::size_t learned_from = 0;
+    for (const auto& in : inputs) learned_from += in.record.has_value();
+    calibration_json["table"] =
+        table ? json{{"path", table->path}, {"corpus_commit", table->corpus_commit},
+                     {"corpus_sha256", table->corpus_sha256}, {"records", table->records.size()}}
+              : json(nullptr);
+    calibration_json["records_here"] = learned_from;
+    summary["calibration"] = calibration_json;
   }
   json per_scenario = json::array();
   for (std::size_t s = 0; s < scenarios.size(); ++s) {
@@ -333,9 +406,21 @@ int cmd_validate(const std::vector<std::string>& args) {
     json figs = json::array();
     for (std::size_t f = 0; f < figures.size(); ++f) {
       json j = validation.figure_json(figures[f]);
+      const auto& in = inputs[f];
+      j["discrepancy"] = {{"kind_class", in.kind},
+                          {"bound_class", in.bound},
+                          {"log_error", in.record ? json(in.record->log_error) : json(nullptr)}};
       if (!bands.empty()) {
         j["band"] = {{"p10", bands[f].p10}, {"p50", bands[f].p50}, {"p90", bands[f].p90}};
         j["inside"] = inside[f] ? json(*inside[f]) : json(nullptr);
+      }
+      if (!calibrated.empty()) {
+        const auto& c = calibrated[f];
+        j["band"]["p25"] = c.total.p25;
+        j["band"]["p75"] = c.total.p75;
+        j["inside50"] = c.in50 ? json(*c.in50) : json(nullptr);
+        j["band_model"] = c.model.to_json();
+        j["band_parameters"] = c.parameters ? c.parameters->to_json() : json(nullptr);
       }
       figs.push_back(std::move(j));
     }
@@ -383,8 +468,19 @@ int cmd_validate(const std::vector<std::string>& args) {
         const std::size_t i = static_cast<std::size_t>(&f - figures.data());
         const auto& b = bands[i];
         std::cout << "    80% band " << format_cell(e, b.p10, b.p10, f.predicted_cpus) << " .. "
-                  << format_cell(e, b.p90, b.p90, f.predicted_cpus) << ": reported "
-                  << (!inside[i] ? "not placed (no value)" : *inside[i] ? "inside" : "OUTSIDE") << "\n";
+                  << format_cell(e, b.p90, b.p90, f.predicted_cpus);
+        if (!calibrated.empty()) {
+          const auto& c = calibrated[i];
+          if (c.parameters)
+            std::cout << " (parameters " << format_cell(e, c.parameters->p10, c.parameters->p10, f.predicted_cpus)
+                      << " .. " << format_cell(e, c.parameters->p90, c.parameters->p90, f.predicted_cpus) << ",";
+          else
+            std::cout << " (";
+          std::cout << " model " << format_cell(e, c.model.p10, c.model.p10, f.predicted_cpus) << " .. "
+                    << format_cell(e, c.model.p90, c.model.p90, f.predicted_cpus) << "; " << inputs[i].kind << "/"
+                    << inputs[i].bound << ")";
+        }
+        std::cout << ": reported " << (!inside[i] ? "not placed (no value)" : *inside[i] ? "inside" : "OUTSIDE") << "\n";
       }
     }
     const ValidationSummary t = Validation::summarize(figures, s);
@@ -415,10 +511,31 @@ int cmd_validate(const std::vector<std::string>& args) {
                 lt.predictions > 0 ? 100.0 * static_cast<double>(lt.within) / static_cast<double>(lt.predictions) : 0.0,
                 lt.within_factor_1_5, lt.directions_right, lt.directions_total, lt.fit_missed, lt.fitted);
   if (uncertainty > 0)
-    std::printf("coverage of the 80%% bands (%d samples, %zu refused draws replaced): %zu of %zu predictions hold the "
+    std::printf("coverage of the 80%% bands (%d samples, %zu refused draws replaced%s): %zu of %zu predictions hold the "
                 "reported value (%.0f%%)\n",
-                uncertainty, refused, n_inside, n_placed,
+                uncertainty, refused, calibration == "none" ? "" : ", with the model's error", n_inside, n_placed,
                 n_placed ? 100.0 * static_cast<double>(n_inside) / static_cast<double>(n_placed) : 0.0);
+  if (uncertainty > 0 && calibration != "none")
+    std::printf("  parameter bands alone: %zu of %zu (%.0f%%)\n", n_inside_parameters, n_placed,
+                n_placed ? 100.0 * static_cast<double>(n_inside_parameters) / static_cast<double>(n_placed) : 0.0);
+  if (calibration != "none") {
+    const std::string how = calibration == "loo" ? "leave-one-case-out (each case's error learned without its figures)"
+                                                 : "the table " + table->path + " (" +
+                                                       std::to_string(table->records.size()) + " records, corpus " +
+                                                       table->corpus_commit.substr(0, 7) + ")";
+    std::printf("calibration: model's error from %s, %s\n", how.c_str(),
+                uncertainty > 0 ? "combined with the parameter samples" : "around the plain predictions (no --uncertainty)");
+    auto line_of = [](const std::string& name, const json& c) {
+      if (c["scored"].get<std::size_t>() == 0) return;
+      std::printf("  %-22s %4zu scored: 50%% bands hold %3zu (%3.0f%%), 80%% bands hold %3zu (%3.0f%%), median 80%% width x%.2f\n",
+                  name.c_str(), c["scored"].get<std::size_t>(), c["inside50"].get<std::size_t>(),
+                  100 * c["coverage50"].get<double>(), c["inside80"].get<std::size_t>(),
+                  100 * c["coverage80"].get<double>(), c["median_width80"].is_null() ? NAN : c["median_width80"].get<double>());
+    };
+    line_of("all", calibration_json["overall"]);
+    for (const char* group : {"by_kind", "by_bound", "by_class"})
+      for (const auto& [name, c] : calibration_json[group].items()) line_of(name, c);
+  }
   if (uncertainty > 0 && refits.fits > 0) {
     std::printf("fitted constants re-fitted per sample: %zu of %zu matched their figure within %.0f%%\n", refits.converged,
                 refits.fits, 100 * models::kRefitTolerance);

@@ -118,6 +118,15 @@ void Validation::index_fits() {
   }
 }
 
+std::size_t Validation::new_point_of(std::size_t f) const {
+  const models::Expectation& e = *figures_[f].second;
+  for (std::size_t i : figure_points_[f]) {
+    const auto& r = points_[i].ref;
+    if (r.strategy == e.new_point.strategy && r.cpus == e.new_point.cpus && r.variant == e.new_point.variant) return i;
+  }
+  return figure_points_[f].front();
+}
+
 std::vector<ScoredFigure> Validation::score(const std::vector<std::vector<models::PointResult>>& reps) const {
 
   // (scenario, kind, metric, fingerprints) of every prediction scored so far:

@@ -71,6 +71,9 @@ class Validation {
   const std::vector<NeededPoint>& points() const { return points_; }
   // reps[i]: the replications of points()[i] (at least one each).
   std::vector<ScoredFigure> score(const std::vector<std::vector<models::PointResult>>& reps) const;
+  // The point of figure f (score()'s order) that is its new point (a
+  // peak's or curve's first point read when none is).
+  std::size_t new_point_of(std::size_t f) const;
   // A scored figure as `vfssim validate --json` and Python's score() give it.
   nlohmann::json figure_json(const ScoredFigure& f) const;
   // Totals over the figures of one scenario (index), or of all (nullopt).
