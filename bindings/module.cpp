@@ -31,6 +31,7 @@
 #include <set>
 #include <thread>
 #include <tuple>
+#include <type_traits>
 
 #include "results/fits.h"
 #include "results/report.h"
@@ -278,6 +279,15 @@ models::SweepSpec make_spec(const std::vector<std::string>& strategies, const st
   return spec;
 }
 
+// uncertainty=N samples the scenario's ranges: refused, as `vfssim run --uncertainty` refuses it,
+// on a scenario with none to draw (N plain runs per point would give bands of no width).
+void check_uncertainty(const models::Scenario& sc, int uncertainty) {
+  if (uncertainty > 0 && !models::draws_ranges(sc))
+    throw std::invalid_argument("uncertainty=" + std::to_string(uncertainty) + ": scenario '" + sc.name +
+                                "' has no ranges to sample (docs/scenario-format.md, \"Ranges\"" +
+                                (sc.ranges.empty() ? ")" : "; its fitted constants are re-fitted to their figures, not drawn)"));
+}
+
 std::vector<models::CurvePoint> sweep_curve(const models::Scenario& sc, const models::SweepSpec& spec,
                                             const py::object& progress) {
   Runner runner(progress);
@@ -305,15 +315,34 @@ struct Job {
   int sample = -1;
 };
 
+// `h` as a T, or a TypeError naming `what` it is and the type it must be (pybind11's own
+// says only "Unable to cast Python instance to C++ type").
+template <class T>
+T cast_field(const py::handle& h, const std::string& what, const char* type) {
+  // A str is a sequence of str: as a list of names it would be its characters.
+  if constexpr (std::is_same_v<T, std::vector<std::string>>)
+    if (py::isinstance<py::str>(h)) throw py::type_error(what + " must be " + type + ", not a str");
+  try {
+    return h.cast<T>();
+  } catch (const py::cast_error&) {
+    throw py::type_error(what + " must be " + type + ", not " + py::str(h.get_type().attr("__name__")).cast<std::string>() +
+                         " " + py::repr(h).cast<std::string>());
+  }
+}
+
 Job job_of(const py::handle& h) {
-  const auto t = h.cast<py::tuple>();
+  const auto t = cast_field<py::tuple>(h, "a point", "a tuple");
   if (t.size() != 6 && t.size() != 7)
     throw std::invalid_argument("a point is (strategy, variant, cpus, rep, free_locks, private_lines[, sample]), not " +
                                 std::to_string(t.size()) + " values");
   Job j;
-  j.point = PointTuple{t[0].cast<std::string>(), t[1].cast<std::string>(), t[2].cast<int>(), t[3].cast<int>(),
-                       t[4].cast<std::vector<std::string>>(), t[5].cast<std::vector<std::string>>()};
-  if (t.size() == 7) j.sample = t[6].cast<int>();
+  j.point = PointTuple{cast_field<std::string>(t[0], "the strategy of a point", "a str"),
+                       cast_field<std::string>(t[1], "the variant of a point", "a str"),
+                       cast_field<int>(t[2], "the cpus of a point", "an int"),
+                       cast_field<int>(t[3], "the rep of a point", "an int"),
+                       cast_field<std::vector<std::string>>(t[4], "the free_locks of a point", "a list of str"),
+                       cast_field<std::vector<std::string>>(t[5], "the private_lines of a point", "a list of str")};
+  if (t.size() == 7) j.sample = cast_field<int>(t[6], "the sample of a point", "an int");
   return j;
 }
 
@@ -438,7 +467,8 @@ std::vector<models::CurvePoint> curve_of(const models::Scenario& sc, const model
     throw std::invalid_argument("the sweep has " + std::to_string(expected) + " points; " +
                                 std::to_string(seen.size()) + " were given");
   std::vector<models::RangeSample> samples;  // the values drawn (a refused row's spare), as the sweep ran them
-  for (int i = 0; i < n; ++i) samples.push_back(models::sampled_scenario(sc, n, spec.seed, i, {}, false).sample);
+  const auto drawn = n > 0 ? models::draw_samples(sc, n, spec.seed) : std::vector<models::RangeSample>{};
+  for (int i = 0; i < n; ++i) samples.push_back(models::sampled_scenario(sc, n, spec.seed, i, {}, false, &drawn).sample);
   for (auto& cp : plan.curve) {
     models::summarize(cp);
     models::summarize_samples(cp, sc.ranges, samples);
@@ -624,11 +654,14 @@ PYBIND11_MODULE(_vfssim, m) {
           [](const models::Scenario& s) { return py::make_tuple(s.resolved_text, s.text, s.path, s.hash); },
           [](const py::tuple& t) {
             if (t.size() != 4) throw std::invalid_argument("a pickled NativeScenario is a 4-tuple");
+            const auto field = [&](std::size_t i, const char* name) {
+              return cast_field<std::string>(t[i], std::string("the ") + name + " of a pickled NativeScenario", "a str");
+            };
             auto sc = std::make_shared<models::Scenario>(
-                models::load_scenario_string(t[0].cast<std::string>(), t[2].cast<std::string>()));
-            sc->text = t[1].cast<std::string>();
-            sc->path = t[2].cast<std::string>();
-            sc->hash = t[3].cast<std::string>();
+                models::load_scenario_string(field(0, "resolved text"), field(2, "path")));
+            sc->text = field(1, "text");
+            sc->path = field(2, "path");
+            sc->hash = field(3, "hash");
             return sc;
           }));
 
@@ -657,6 +690,7 @@ PYBIND11_MODULE(_vfssim, m) {
       [](const ScenarioPtr& sc, const std::vector<std::string>& strategies, const std::vector<std::string>& variants,
          const std::vector<int>& cpus, int reps, std::uint64_t seed, int uncertainty) {
         const auto spec = make_spec(strategies, variants, cpus, reps, seed, 1, uncertainty);
+        check_uncertainty(scenario_of(sc), uncertainty);
         const auto plan = models::plan_sweep(scenario_of(sc), spec);
         py::list out;
         for (const auto& p : plan.points) out.append(job_tuple(models::PointSpec{p.strategy, p.cpus, p.rep, 0, p.variant}));
@@ -796,6 +830,7 @@ PYBIND11_MODULE(_vfssim, m) {
          const std::vector<int>& cpus, int reps, std::uint64_t seed, unsigned jobs, py::object progress,
          int uncertainty) {
         const auto spec = make_spec(strategies, variants, cpus, reps, seed, jobs, uncertainty);
+        check_uncertainty(scenario_of(sc), uncertainty);
         const auto curve = sweep_curve(scenario_of(sc), spec, progress);
         py::list out;
         for (const auto& cp : curve) out.append(curve_dict(cp));
@@ -841,6 +876,7 @@ PYBIND11_MODULE(_vfssim, m) {
          const std::vector<std::string>& strategies, unsigned jobs, const std::vector<std::string>& variants,
          py::object progress, std::optional<std::size_t> profile_top, int uncertainty, bool sensitivity) {
         const auto spec = make_spec(strategies, variants, cpus, reps, seed, jobs, uncertainty);
+        check_uncertainty(scenario_of(sc), uncertainty);
         const auto curve = sweep_curve(scenario_of(sc), spec, progress);
         return document_json(scenario_of(sc), spec, curve, profile_top, -1, sensitivity);
       },

@@ -110,14 +110,17 @@ std::vector<std::vector<double>> figure_samples(const Validation& validation, co
   // figure's points.
   std::vector<std::vector<models::Scenario>> sampled(scenarios.size());
   std::vector<std::pair<std::size_t, int>> jobs_of;  // (scenario, sample)
+  std::vector<std::vector<models::RangeSample>> drawn(scenarios.size());  // each hypercube drawn once
   for (std::size_t s = 0; s < scenarios.size(); ++s) {
     if (!models::draws_ranges(scenarios[s])) continue;  // every sample would be the plain run
+    drawn[s] = models::draw_samples(scenarios[s], n, seed);
     sampled[s].resize(static_cast<std::size_t>(n));
     for (int i = 0; i < n; ++i) jobs_of.emplace_back(s, i);
   }
   std::vector<models::SampledScenario> made(jobs_of.size());
   sim::parallel_for(jobs_of.size(), jobs == 0 ? sim::default_jobs() : jobs, [&](std::size_t j) {
-    made[j] = models::sampled_scenario(scenarios[jobs_of[j].first], n, seed, jobs_of[j].second, limits);
+    const auto [s, i] = jobs_of[j];
+    made[j] = models::sampled_scenario(scenarios[s], n, seed, i, limits, true, &drawn[s]);
   });
   for (std::size_t j = 0; j < made.size(); ++j) {
     refused += static_cast<std::size_t>(made[j].refused);

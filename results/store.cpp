@@ -10,7 +10,9 @@
 #include <cstdio>
 #include <cmath>
 #include <ctime>
+#include <string>
 #include <thread>
+#include <vector>
 
 namespace vfssim::report {
 
@@ -330,6 +332,20 @@ ALTER TABLE validation_figures ADD COLUMN stat TEXT;
 constexpr int kMigrationCount = sizeof(kMigrations) / sizeof(kMigrations[0]);
 static_assert(kMigrationCount == Store::kSchemaVersion);
 
+// The tables the migrations create, by name (each "CREATE TABLE NAME (").
+std::vector<std::string> schema_tables() {
+  std::vector<std::string> out;
+  const std::string create = "CREATE TABLE ";
+  for (const char* m : kMigrations) {
+    const std::string text = m;
+    for (auto at = text.find(create); at != std::string::npos; at = text.find(create, at + 1)) {
+      const auto from = at + create.size();
+      out.push_back(text.substr(from, text.find_first_of(" (", from) - from));
+    }
+  }
+  return out;
+}
+
 // "2026-11-30T08:00:00Z": when a row was written.
 std::string utc_now() {
   char when[32];
@@ -411,6 +427,18 @@ Store::Store(const std::string& path) : path_(path) {
       exec("PRAGMA user_version=" + std::to_string(v + 1));
       exec("COMMIT");
     }
+    // A file of this schema with a table missing (dropped by hand, a damaged
+    // copy) is refused here, as a foreign one is, not at its first write
+    // into that table (where SQLite's error reads like a full disk).
+    std::string missing;
+    for (const auto& table : schema_tables()) {
+      Sql q(db_, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?");
+      q.bind(1, table);
+      if (q.step() && q.i64(0) == 0) missing += (missing.empty() ? "" : ", ") + table;
+    }
+    if (!missing.empty())
+      throw StoreError(path + ": this vfssim results database (schema " + std::to_string(kSchemaVersion) +
+                       ") has no table " + missing + "; give another --db path, or restore the file");
   } catch (const StoreError&) {
     sqlite3_close(db_);
     db_ = nullptr;

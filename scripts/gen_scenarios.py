@@ -67,6 +67,10 @@ def time(rng):
         value = rng.choice([0, 1, 2])
     if rng.random() < 0.15:
         return {"exp": f"{max(value, 1)}{unit}"}
+    if value and rng.random() < 0.08:  # a range (issue 29: ranges), shorthand or mapping
+        if rng.random() < 0.5:
+            return f"{value}{unit} ± {value // 2}{unit}"
+        return {"estimate": f"{value}{unit}", "range": [f"{value // 2}{unit}", f"{value * 2}{unit}"], "why": "generated"}
     if rng.random() < 0.1:
         return {"uniform": [f"{value}{unit}", f"{value * 2 + 1}{unit}"]}
     return f"{value}{unit}"
@@ -170,6 +174,11 @@ class Gen:
                 st["keep_last"] = rng.choice([True, False])
             if rng.random() < 0.3:
                 st["locked_put"] = rng.choice([True, False])
+            for hook in ("permission", "revalidate"):  # what the op does per component (issue 29: hooks)
+                if rng.random() < 0.2:
+                    st[hook] = {"steps": [rng.choice([{"compute": time(rng)}, {"atomic": rng.choice(n["lines"])},
+                                                      {"lock": rng.choice(n["spin"]), "hold": time(rng)}])],
+                                "rcu": rng.choice(["run", "refuse"])}
             return st
         if k == "alloc":
             pages = rng.choice([1, 4, 32])
@@ -273,6 +282,10 @@ class Gen:
                 doc["variants"][f"v{j}"] = v
         if rng.random() < 0.4:
             doc["expect"] = self.expect(list(doc["strategies"]), list(doc.get("variants", {})))
+            fitted = [f["figure"] for f in doc["expect"] if f.get("fitted") and f.get("reported") is not None
+                      and not isinstance(f["reported"], dict)]
+            if fitted:  # a constant fitted to it (issue 29: fits): searched, not drawn
+                doc["params"]["think"] = {"estimate": "150ns", "range": ["20ns", "1us"], "fit": fitted[0]}
         return doc
 
     def expect(self, strategies, variants):

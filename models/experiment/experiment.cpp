@@ -46,6 +46,15 @@ Strategy point_strategy(const Scenario& scenario, const PointSpec& spec) {
     auto it = s.locks.find(name);
     if (it == s.locks.end()) throw std::invalid_argument("strategy '" + s.name + "' has no lock '" + name + "' to make free");
     it->second.kind = FreeLock::kKind;
+    // A free lock has no word line: the data on its word (`on:`) keeps the
+    // lock's sharing on a line of its own (issue 29 item 16).
+    for (auto& [line_name, line] : s.lines)
+      if (line.on == name) {
+        line.on.clear();
+        line.scope = it->second.scope;
+        line.objects = it->second.objects;
+        line.shared_by = 1;
+      }
   }
   for (const auto& name : spec.private_lines) {
     auto it = s.lines.find(name);
@@ -53,6 +62,7 @@ Strategy point_strategy(const Scenario& scenario, const PointSpec& spec) {
       throw std::invalid_argument("strategy '" + s.name + "' has no line '" + name + "' to make private");
     it->second.scope = Scope::kTask;
     it->second.shared_by = 1;  // a line of its own
+    it->second.on.clear();     // off the lock's word, which stays shared (issue 29 item 10)
   }
   return s;
 }

@@ -101,12 +101,12 @@ Scenario refit_sample(const Scenario& base, RangeSample& sample, std::uint64_t s
 }
 
 SampledScenario sampled_scenario(const Scenario& scenario, int n, std::uint64_t seed, int i, const PointLimits& limits,
-                                 bool refit) {
+                                 bool refit, const std::vector<RangeSample>* drawn) {
   SampledScenario out;
   for (int k = 0;; ++k) {
     // Spare hypercube k (k > 0) has a seed of its own; row i of it.
     const std::uint64_t s = k == 0 ? seed : sim::stable_hash("uncertainty spare " + std::to_string(k) + " " + std::to_string(seed));
-    out.sample = draw_samples(scenario, n, s).at(static_cast<std::size_t>(i));
+    out.sample = k == 0 && drawn ? drawn->at(static_cast<std::size_t>(i)) : draw_samples(scenario, n, s).at(static_cast<std::size_t>(i));
     try {
       out.scenario = sample_scenario(scenario, out.sample);
       break;

@@ -58,7 +58,10 @@ struct SampledScenario {
 };
 constexpr int kSpareHypercubes = 8;
 // `refit` false: the drawn values only (what the sensitivities read).
+// `drawn`: draw_samples(scenario, n, seed), when the caller drew the
+// hypercube once for all its samples (else each call draws all n rows:
+// O(n) per sample, O(n^2) for a sweep).
 SampledScenario sampled_scenario(const Scenario& scenario, int n, std::uint64_t seed, int i, const PointLimits& limits = {},
-                                 bool refit = true);
+                                 bool refit = true, const std::vector<RangeSample>* drawn = nullptr);
 
 }  // namespace vfssim::models

@@ -235,8 +235,15 @@ std::vector<CurvePoint> run_sweep(const Scenario& scenario, const SweepSpec& spe
   const bool runs_samples = std::any_of(todo.begin(), todo.end(), [&](std::size_t i) { return i >= sample_base; });
   std::vector<RangeSample> samples(static_cast<std::size_t>(n));
   std::vector<Scenario> sampled(static_cast<std::size_t>(n));
+  const std::vector<RangeSample> drawn = n > 0 ? draw_samples(scenario, n, spec.seed) : std::vector<RangeSample>{};
   sim::parallel_for(static_cast<std::size_t>(n), spec.jobs == 0 ? sim::default_jobs() : spec.jobs, [&](std::size_t i) {
-    SampledScenario x = sampled_scenario(scenario, n, spec.seed, static_cast<int>(i), control.limits, runs_samples);
+    // Ctrl-C (SIGINT, SIGTERM) while the samples are made: no more are made,
+    // and no point is launched below (the flag stays set).
+    if (control.limits.cancelled && control.limits.cancelled()) {
+      samples[i] = drawn[i];
+      return;
+    }
+    SampledScenario x = sampled_scenario(scenario, n, spec.seed, static_cast<int>(i), control.limits, runs_samples, &drawn);
     samples[i] = std::move(x.sample);
     sampled[i] = std::move(x.scenario);
   });

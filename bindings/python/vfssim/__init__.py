@@ -33,6 +33,7 @@ import os as _os
 
 from ._vfssim import ScenarioError, __version__
 from . import _vfssim
+from ._util import names as _names, whole as _whole
 from .compare import compare
 from .fits import AmdahlFit, UslFit, fit_amdahl, fit_usl
 from .results import PointResult, Sweep
@@ -74,7 +75,8 @@ def run_document(path, cpus=(), seed=1, reps=1, strategies=(), jobs=0, variants=
 
     path: a scenario file or a vfssim.Scenario. cpus: CPU counts (empty: the scenario's list).
     strategies, variants: names (empty: every strategy; the default variant)."""
-    args = (list(cpus), int(seed), int(reps), list(strategies), int(jobs), list(variants))
+    args = ([_whole(c, f"cpus[{i}]") for i, c in enumerate(cpus)], _whole(seed, "seed"), _whole(reps, "reps"),
+            _names(strategies, "strategies"), _whole(jobs, "jobs", 0), _names(variants, "variants"))
     if isinstance(path, Scenario):
         return _json.loads(_vfssim.document(path.native, *args))
     return _json.loads(_vfssim.run_json(_os.fspath(path), *args))

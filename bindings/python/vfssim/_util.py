@@ -29,6 +29,38 @@ def series_name(strategy, variant):
     return strategy if variant == "default" else f"{strategy}/{variant}"
 
 
+def whole(value, field, lo=None):
+    """`value` as an int, for the argument `field`: a whole number (an int, or a float with no
+    fraction); a bool, a fraction or a string is refused, naming the field, rather than cut to
+    an int (1.5 CPUs would run 1)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{field} must be a whole number, not {type(value).__name__} {value!r}")
+    if isinstance(value, numbers.Integral):
+        v = int(value)
+    elif math.isfinite(value) and float(value).is_integer():
+        v = int(value)
+    else:
+        raise ValueError(f"{field} must be a whole number, not {value!r}")
+    if lo is not None and v < lo:
+        raise ValueError(f"{field} must be at least {lo}, not {v}")
+    return v
+
+
+def names(value, field):
+    """`value` as a list of names (str), for the argument `field`: one string would be read as
+    its characters, so it is refused, naming the field, as is an element that is not a str."""
+    if isinstance(value, (str, bytes)):
+        raise TypeError(f"{field} must be a list of names, not the string {value!r}")
+    try:
+        out = list(value)
+    except TypeError:
+        raise TypeError(f"{field} must be a list of names, not {type(value).__name__} {value!r}") from None
+    for i, v in enumerate(out):
+        if not isinstance(v, str):
+            raise TypeError(f"{field}[{i}] must be a name (str), not {type(v).__name__} {v!r}")
+    return out
+
+
 def _number(text):
     """'-48.8%' -> -0.488, '1.2' -> 1.2, 25 -> 25.0."""
     if isinstance(text, numbers.Real):

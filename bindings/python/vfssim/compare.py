@@ -13,6 +13,8 @@ The same rows and numbers as `vfssim compare --json` (cli/compare.cpp).
 """
 import math
 
+from ._util import whole
+
 __all__ = ["compare", "group_bottleneck"]
 
 TOP_PROFILE = 8
@@ -101,12 +103,12 @@ def compare(scenario, base, new, cpus=None, reps=3, variant="default", seed=1, j
     from .scenario import Scenario
 
     sc = scenario if isinstance(scenario, Scenario) else Scenario.load(scenario)
-    if reps < 1:
-        raise ValueError("reps must be at least 1")
+    reps = whole(reps, "reps", 1)
     if cpus is None:
         info = sc.machine_info(variant)
         cpus = max(info["cpus"]) if info["cpus"] else info["machine_cpus"]
-    specs = [(s, variant, int(cpus), r) for s in (base, new) for r in range(reps)]
+    cpus = whole(cpus, "cpus")
+    specs = [(s, variant, cpus, r) for s in (base, new) for r in range(reps)]
     results = sc.run_points(specs, seed=seed, jobs=jobs)
     points = [p.to_dict() for p in results]
     b, n = points[:reps], points[reps:]
@@ -123,7 +125,7 @@ def compare(scenario, base, new, cpus=None, reps=3, variant="default", seed=1, j
                       "change_pp": nm - bm if metric.startswith("perf-profile.") else float("nan")})
     df = pd.DataFrame(table, columns=["metric"] + COLUMNS).set_index("metric")
     df.attrs.update({"scenario": sc.name, "base_strategy": base, "new_strategy": new, "variant": variant,
-                     "cpus": int(cpus), "reps": reps, "seed": seed,
+                     "cpus": cpus, "reps": reps, "seed": seed,
                      "bottleneck": {"base": group_bottleneck(results[:reps]),
                                     "new": group_bottleneck(results[reps:])}})
     return df

@@ -20,7 +20,7 @@ import time
 import yaml
 
 from . import _vfssim
-from ._util import dotted, key_path_at, make_progress, plain, same, scenario_error
+from ._util import dotted, key_path_at, make_progress, names, plain, same, scenario_error, whole
 from ._vfssim import ScenarioError
 from .results import PointResult, Sweep
 
@@ -514,8 +514,8 @@ class Scenario:
         """Simulates one point (the same numbers as that point of sweep(seed=seed)) and returns a
         PointResult. free_locks: locks made free (no cost, no exclusion); private_lines: cache lines
         made private per task: the what-ifs of a design review."""
-        d = _vfssim.run_point(self.native, strategy, int(cpus), variant, int(seed), int(rep), list(free_locks),
-                              list(private_lines))
+        d = _vfssim.run_point(self.native, strategy, whole(cpus, "cpus"), variant, whole(seed, "seed"), whole(rep, "rep"),
+                              names(free_locks, "free_locks"), names(private_lines, "private_lines"))
         return PointResult(d)
 
     def _variants_arg(self, variants):
@@ -544,17 +544,19 @@ class Scenario:
         ranges' Spearman rho with its rate (Sweep.band, Sweep.sensitivity)."""
         if isinstance(strategies, str):
             strategies = [strategies]
+        seed, reps, jobs, uncertainty = (whole(seed, "seed"), whole(reps, "reps"), whole(jobs, "jobs", 0),
+                                         whole(uncertainty, "uncertainty"))
+        args = (names(strategies or [], "strategies"), self._variants_arg(variants),
+                [whole(c, f"cpus[{i}]") for i, c in enumerate(cpus or [])], reps, seed)
         callback, close = make_progress(progress, self.name)
         t0 = time.perf_counter()
-        args = (list(strategies or []), self._variants_arg(variants), [int(c) for c in (cpus or [])], int(reps),
-                int(seed))
         try:
             if executor is not None:
                 from .distributed import sweep_curve
 
-                curve = sweep_curve(self.native, *args, executor, callback, uncertainty=int(uncertainty))
+                curve = sweep_curve(self.native, *args, executor, callback, uncertainty=uncertainty)
             else:
-                curve = _vfssim.sweep(self.native, *args, int(jobs), callback, uncertainty=int(uncertainty))
+                curve = _vfssim.sweep(self.native, *args, jobs, callback, uncertainty=uncertainty)
         finally:
             close()
         return Sweep(self, curve, seed=seed, reps=reps, wall_seconds=time.perf_counter() - t0)
@@ -567,12 +569,16 @@ class Scenario:
         from ._util import parse_point
 
         specs = []
-        for p in points:
+        for i, p in enumerate(points):
             if isinstance(p, str):
                 s, v, c = parse_point(p)
                 p = (s, v, c)
             s, v, c, r = (tuple(p) + (0,))[:4]
-            specs.append((s, v, int(c), int(r), [], []))
+            for field, name in (("strategy", s), ("variant", v)):
+                if not isinstance(name, str):
+                    raise TypeError(f"the {field} of point {i} must be a name (str), not {type(name).__name__} {name!r}")
+            specs.append((s, v, whole(c, f"the cpus of point {i}"), whole(r, f"the rep of point {i}"), [], []))
+        seed, jobs = whole(seed, "seed"), whole(jobs, "jobs", 0)
         callback, close = make_progress(progress, self.name)
         try:
             if executor is not None:
@@ -580,7 +586,7 @@ class Scenario:
 
                 natives = run_points(self.native, specs, seed, executor, callback)
                 return [PointResult(n.to_dict()) for n in natives]
-            out = _vfssim.run_points(self.native, specs, int(seed), int(jobs), callback)
+            out = _vfssim.run_points(self.native, specs, seed, jobs, callback)
         finally:
             close()
         return [PointResult(d) for d in out]
@@ -608,6 +614,7 @@ class Scenario:
         engine's `vfssim run --next-bottleneck`. Returns a dict: strategy, variant, cpus,
         ops_per_sec, bottleneck, ops_per_sec_without, next_bottleneck (bottlenecks as
         {"name", "kind", "share"} or None)."""
+        reps = whole(reps, "reps", 1)
         first = self.run_points([(strategy, variant, cpus, r) for r in range(reps)], seed=seed, jobs=jobs)
         (what_if,) = _vfssim.next_bottlenecks(self.native, [[p._native for p in first]], int(jobs))
         return {"strategy": strategy, "variant": variant, "cpus": cpus,

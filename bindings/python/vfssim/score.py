@@ -22,6 +22,7 @@ import json
 import math
 
 from . import _vfssim
+from ._util import whole
 
 __all__ = ["score", "summary", "format_value"]
 
@@ -51,7 +52,7 @@ def score(scenario, seed=1, reps=1, jobs=0, progress=False, figures=None):
 
     callback, close = make_progress(progress, scenario.name)
     try:
-        doc = json.loads(_vfssim.validate(scenario.native, int(seed), int(reps), int(jobs), callback))
+        doc = json.loads(_vfssim.validate(scenario.native, whole(seed, "seed"), whole(reps, "reps"), whole(jobs, "jobs", 0), callback))
     finally:
         close()
     keep = None
