@@ -257,8 +257,10 @@ with tempfile.TemporaryDirectory() as tmp:
     check(len(figs) == 7, "seven figures")
     keys = {"scenario", "figure", "reported", "predicted", "fitted", "within_tolerance", "direction_ok", "error",
             "tolerance", "bound", "kind", "source", "restated", "restates", "factor", "metric", "new", "base", "curve",
-            "fit_missed"}
+            "fit_missed", "discrepancy"}
     check(all(set(f) == keys for f in doc["figures"]), "every figure has exactly the documented keys")
+    check(all(set(f["discrepancy"]) == {"kind_class", "bound_class", "log_error"} for f in doc["figures"]),
+          "every figure gives its discrepancy class and log(reported/predicted)")
     r2 = figs["two-cpus-double"]
     check(abs(r2["predicted"] - 2.0) < 0.02 and r2["within_tolerance"] and r2["direction_ok"] is True
           and r2["kind"] == "ratio" and r2["scenario"] == "review-test", "lock-free ratio 2 CPUs / 1 CPU = 2.0")
