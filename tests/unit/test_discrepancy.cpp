@@ -27,13 +27,18 @@ std::vector<FigureInput> synthetic(int cases, int per, double sigma, double tau,
     const double effect = tau > 0 ? shared(rng) : 0;
     for (int i = 0; i < per; ++i) {
       FigureInput f;
-      f.scenario = "case" + std::to_string(c);
+      // Appended, not "case" + to_string(c): GCC 12 at -O3 warns a false
+      // -Wrestrict on operator+(const char*, string&&) (GCC bug 105329).
+      f.scenario = "case";
+      f.scenario += std::to_string(c);
       f.kind = "value";
       f.bound = bound;
       f.predicted = 1000.0 * (1 + i);
       f.reported = f.predicted * std::exp(effect + noise(rng));
       f.scored = true;
-      f.record = DiscrepancyRecord{f.scenario, "f" + std::to_string(i), f.kind, f.bound,
+      std::string id = "f";
+      id += std::to_string(i);
+      f.record = DiscrepancyRecord{f.scenario, id, f.kind, f.bound,
                                    std::log(f.reported / f.predicted)};
       out.push_back(f);
     }
