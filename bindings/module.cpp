@@ -33,6 +33,7 @@
 #include <tuple>
 #include <type_traits>
 
+#include "results/discrepancy.h"
 #include "results/fits.h"
 #include "results/report.h"
 #include "results/review.h"
@@ -288,12 +289,29 @@ void check_uncertainty(const models::Scenario& sc, int uncertainty) {
                                 (sc.ranges.empty() ? ")" : "; its fitted constants are re-fitted to their figures, not drawn)"));
 }
 
+// uncertainty=N: the model's error that widens each band, as `vfssim run
+// --uncertainty` widens it (results/discrepancy.h); without the corpus's
+// table a RuntimeWarning says the bands are the parameters' alone, as the
+// CLI says it on stderr. Called with the GIL held.
+std::optional<report::ModelError> model_error_of(int uncertainty) {
+  if (uncertainty <= 0) return std::nullopt;
+  try {
+    return report::ModelError();
+  } catch (const std::runtime_error& e) {
+    const std::string text = std::string("the bands are the parameters' alone: ") + e.what();
+    if (PyErr_WarnEx(PyExc_RuntimeWarning, text.c_str(), 1) != 0) throw py::error_already_set();
+    return std::nullopt;
+  }
+}
+
 std::vector<models::CurvePoint> sweep_curve(const models::Scenario& sc, const models::SweepSpec& spec,
                                             const py::object& progress) {
   Runner runner(progress);
   std::vector<models::CurvePoint> curve;
   models::SweepControl control;
   control.limits.cancelled = runner.cancel_check();
+  const auto model_error = model_error_of(spec.uncertainty);
+  if (model_error) control.finish_point = [&](models::CurvePoint& cp) { model_error->apply(cp); };
   const models::ProgressFn on_point = [&](std::size_t done, std::size_t total, const models::PointResult& p) {
     runner.post(ProgressEvent{done, total, p.spec.strategy, p.spec.variant, p.spec.cpus, p.spec.rep, p.ops_per_sec});
   };
@@ -469,9 +487,11 @@ std::vector<models::CurvePoint> curve_of(const models::Scenario& sc, const model
   std::vector<models::RangeSample> samples;  // the values drawn (a refused row's spare), as the sweep ran them
   const auto drawn = n > 0 ? models::draw_samples(sc, n, spec.seed) : std::vector<models::RangeSample>{};
   for (int i = 0; i < n; ++i) samples.push_back(models::sampled_scenario(sc, n, spec.seed, i, {}, false, &drawn).sample);
+  const auto model_error = model_error_of(n);
   for (auto& cp : plan.curve) {
     models::summarize(cp);
     models::summarize_samples(cp, sc.ranges, samples);
+    if (model_error) model_error->apply(cp);
   }
   return plan.curve;
 }
@@ -484,6 +504,15 @@ std::string document_json(const models::Scenario& sc, const models::SweepSpec& s
   auto doc = report::run_json(sc, report::RunInfo{spec.seed, spec.reps, profile_top}, curve);
   doc["fits"] = report::fits_json(report::fit_curves(curve));
   if (spec.uncertainty > 0) doc["uncertainty"] = report::uncertainty_json(sc, spec.uncertainty);
+  // The band's parts, as `vfssim run --uncertainty --json` gives them.
+  if (const auto model_error = model_error_of(spec.uncertainty))
+    for (std::size_t i = 0; i < curve.size(); ++i) {
+      models::CurvePoint cp = curve[i];
+      if (const auto parts = model_error->apply(cp)) {
+        doc["points"][i]["band_parameters"] = parts->parameters.to_json();
+        doc["points"][i]["band_model"] = parts->model.to_json();
+      }
+    }
   if (sensitivity)  // as `vfssim run --uncertainty-report`
     for (std::size_t i = 0; i < curve.size(); ++i) doc["points"][i]["sensitivity"] = report::sensitivity_json(curve[i]);
   return doc.dump(indent);

@@ -197,6 +197,22 @@ int cmd_run(const std::vector<std::string>& args) {
   durable.progress = report::progress_enabled(vm, progress_mode);
   durable.resume = vm.count("resume") > 0;
   durable.args = args;
+  // --uncertainty: the band is the total, the parameter samples combined
+  // with the model's error of a value in the point's bound class (the
+  // corpus's table, docs/uncertainty.md), set before the point is stored;
+  // the parts are kept for JSON. A point resumed from the store keeps the
+  // band it was stored with.
+  std::optional<report::ModelError> model_error;
+  std::string model_error_note;
+  if (uncertainty > 0) {
+    try {
+      model_error.emplace();
+      durable.model_error = &*model_error;
+      model_error_note = ", with the model's error (" + std::to_string(model_error->records()) + " corpus records)";
+    } catch (const std::runtime_error& ex) {
+      std::cerr << "vfssim run: the bands are the parameters' alone: " << ex.what() << "\n";
+    }
+  }
   report::SweepOutcome outcome = report::run_durable_sweep(sc, spec, durable);
   if (!outcome.complete()) return report::finish_incomplete(outcome, std::cerr);
   auto& curve = outcome.curve;
@@ -215,33 +231,9 @@ int cmd_run(const std::vector<std::string>& args) {
     for (const auto& cp : curve) groups.push_back(&cp.reps);
     what_if = report::next_bottlenecks(sc, groups, jobs, report::point_limits(durable.budget), depth);
   }
-  // --uncertainty: the band is the total, the parameter samples combined
-  // with the model's error of a value in the point's bound class (the
-  // corpus's table, docs/uncertainty.md); the parts are kept for JSON. A
-  // point resumed from the store keeps the band it was stored with.
-  std::vector<std::optional<std::pair<report::Band5, report::Band5>>> band_parts(curve.size());
-  std::string model_error_note;
-  if (uncertainty > 0) {
-    try {
-      const report::DiscrepancyTable t = report::load_discrepancy_table(report::default_discrepancy_table());
-      const report::Discrepancy d(t.records, t.k);
-      for (std::size_t i = 0; i < curve.size(); ++i) {
-        auto& cp = curve[i];
-        if (cp.sample_rates.empty() || std::any_of(cp.sample_rates.begin(), cp.sample_rates.end(),
-                                                   [](double v) { return !std::isfinite(v); }))
-          continue;
-        const auto g = d.grid("value", report::bound_class(cp.reps));
-        const report::Band5 total = report::combine(cp.sample_rates, g);
-        band_parts[i] = {report::band_of(cp.sample_rates), report::combine({cp.ops_per_sec}, g)};
-        cp.band_p10 = total.p10;
-        cp.band_p50 = total.p50;
-        cp.band_p90 = total.p90;
-      }
-      model_error_note = ", with the model's error (" + std::to_string(t.records.size()) + " corpus records)";
-    } catch (const std::runtime_error& ex) {
-      std::cerr << "vfssim run: the bands are the parameters' alone: " << ex.what() << "\n";
-    }
-  }
+  std::vector<std::optional<report::ModelError::Parts>> band_parts(curve.size());
+  if (model_error)
+    for (std::size_t i = 0; i < curve.size(); ++i) band_parts[i] = model_error->apply(curve[i]);
   if (!plot.empty()) report::write_plot(plot, sc, curve, plot_options);
 
   report::RunInfo info{seed, reps, std::nullopt};
@@ -256,8 +248,8 @@ int cmd_run(const std::vector<std::string>& args) {
     if (uncertainty > 0) doc["uncertainty"] = report::uncertainty_json(sc, uncertainty);
     for (std::size_t i = 0; i < curve.size(); ++i)
       if (band_parts[i]) {
-        doc["points"][i]["band_parameters"] = band_parts[i]->first.to_json();
-        doc["points"][i]["band_model"] = band_parts[i]->second.to_json();
+        doc["points"][i]["band_parameters"] = band_parts[i]->parameters.to_json();
+        doc["points"][i]["band_model"] = band_parts[i]->model.to_json();
       }
     if (vm.count("uncertainty-report"))
       for (std::size_t i = 0; i < curve.size(); ++i) doc["points"][i]["sensitivity"] = report::sensitivity_json(curve[i]);

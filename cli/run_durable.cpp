@@ -198,6 +198,7 @@ SweepOutcome run_durable_sweep(const models::Scenario& sc, const models::SweepSp
     cp = it->second;
     return true;
   };
+  if (o.model_error) control.finish_point = [&](models::CurvePoint& cp) { o.model_error->apply(cp); };
   if (out.store)
     control.on_curve_point = [&](const models::CurvePoint& cp) {
       try {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "results/discrepancy.h"
 #include "results/store.h"
 #include "models/experiment/experiment.h"
 
@@ -28,6 +29,9 @@ struct DurableOptions {
   bool progress = false;            // draw progress (cli/progress.h decides)
   std::string db;                  // "" stores nothing
   std::vector<std::string> args;   // the command line after `run`, stored with the run
+  // --uncertainty: widens each band by the model's error before the point
+  // is stored (null: the parameters' band alone).
+  const ModelError* model_error = nullptr;
 };
 
 // --max-events, --max-wall, --resume.

@@ -162,6 +162,24 @@ Band5 combine(const std::vector<double>& samples, const std::vector<double>& log
   return band_of(std::move(total));
 }
 
+ModelError::ModelError(const std::string& path) {
+  const DiscrepancyTable t = load_discrepancy_table(path);
+  d_ = Discrepancy(t.records, t.k);
+  records_ = t.records.size();
+}
+
+std::optional<ModelError::Parts> ModelError::apply(models::CurvePoint& cp) const {
+  if (cp.sample_rates.empty() ||
+      std::any_of(cp.sample_rates.begin(), cp.sample_rates.end(), [](double v) { return !std::isfinite(v); }))
+    return std::nullopt;
+  const auto g = d_.grid("value", bound_class(cp.reps));
+  const Band5 total = combine(cp.sample_rates, g);
+  cp.band_p10 = total.p10;
+  cp.band_p50 = total.p50;
+  cp.band_p90 = total.p90;
+  return Parts{band_of(cp.sample_rates), combine({cp.ops_per_sec}, g)};
+}
+
 void Coverage::add(bool in50, bool in80, double width) {
   ++scored;
   inside50 += in50;

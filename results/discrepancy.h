@@ -105,6 +105,31 @@ Band5 band_of(std::vector<double> values);
 // error (independent: their convolution), its quantiles. `samples` > 0.
 Band5 combine(const std::vector<double>& samples, const std::vector<double>& log_grid);
 
+// --uncertainty's band of a curve point (docs/uncertainty.md): its
+// parameter samples combined with the model's error of a value in the
+// point's bound class. One object for every path that makes a band (vfssim
+// run and the store, the Python sweep, a sweep on processes), so that a
+// band stored, printed and returned is the same band.
+class ModelError {
+ public:
+  // The table at `path`; a missing or unreadable table throws
+  // std::runtime_error naming it.
+  explicit ModelError(const std::string& path = default_discrepancy_table());
+  struct Parts {
+    Band5 parameters;  // the samples alone
+    Band5 model;       // the plain prediction times the model's error
+  };
+  // Sets cp.band_p10/p50/p90 to the total and returns the parts; nullopt
+  // (cp untouched) for a point without a full set of finite samples (not
+  // sampled, or resumed from the store with the band it was stored with).
+  std::optional<Parts> apply(models::CurvePoint& cp) const;
+  std::size_t records() const { return records_; }
+
+ private:
+  Discrepancy d_;
+  std::size_t records_ = 0;
+};
+
 // Coverage of the 50% (p25-p75) and 80% (p10-p90) bands over scored
 // figures, and the median width p90 / p10 of the 80% bands.
 struct Coverage {

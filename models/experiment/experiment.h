@@ -109,6 +109,11 @@ struct SweepControl {
   // Called, one at a time, for each curve point once all its replications
   // are finished() (not for preloaded ones).
   std::function<void(const CurvePoint&)> on_curve_point;
+  // Called, one at a time, for each curve point run to the end, after its
+  // statistics and parameter band are summarized and before on_curve_point:
+  // a layer above may widen the band (the model's error, results/
+  // discrepancy.h) so that what is stored is what is shown.
+  std::function<void(CurvePoint&)> finish_point;
   // Called from the worker thread as each point (one replication) starts,
   // concurrently with other calls: for progress that counts running points.
   std::function<void(const PointSpec&)> on_start;

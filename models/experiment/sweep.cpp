@@ -278,6 +278,7 @@ std::vector<CurvePoint> run_sweep(const Scenario& scenario, const SweepSpec& spe
         if (--left[c] == 0 && finished(cp)) {
           summarize(cp);
           summarize_samples(cp, scenario.ranges, samples);
+          if (control.finish_point) control.finish_point(cp);
           if (control.on_curve_point) control.on_curve_point(cp);
         }
       },
@@ -285,7 +286,9 @@ std::vector<CurvePoint> run_sweep(const Scenario& scenario, const SweepSpec& spe
 
   for (std::size_t c = 0; c < curve.size(); ++c) {
     summarize(curve[c]);
-    if (finished(curve[c])) summarize_samples(curve[c], scenario.ranges, samples);
+    if (!finished(curve[c])) continue;
+    summarize_samples(curve[c], scenario.ranges, samples);
+    if (control.finish_point) control.finish_point(curve[c]);
   }
   return curve;
 }
