@@ -30,6 +30,7 @@
 #include "models/experiment/uncertainty.h"
 #include "models/scenario/scenario.h"
 #include "sim/parallel.h"
+#include "sim/time.h"
 
 namespace vfssim::report {
 
@@ -167,6 +168,56 @@ std::optional<bool> reported_inside(const models::Expectation& e, const FigureBa
 
 }  // namespace
 
+namespace {
+
+// validate --refit: each fitted constant re-fitted at the other constants'
+// estimates (models/experiment/refit.h, the search --uncertainty runs per
+// sample), one scenario per worker. A fit that cannot reach its figure in
+// its range exits 1, as a fitted figure missed does.
+int print_refits(const std::vector<models::Scenario>& scenarios, std::uint64_t seed, const models::PointLimits& limits,
+                 unsigned jobs, bool as_json) {
+  std::vector<std::vector<models::FitResult>> fits(scenarios.size());
+  sim::parallel_for(scenarios.size(), jobs == 0 ? sim::default_jobs() : jobs, [&](std::size_t i) {
+    models::RangeSample estimates;  // empty: every range at its estimate
+    models::refit_sample(scenarios[i], estimates, seed, limits, &fits[i]);
+  });
+  bool missed = false;
+  json out = json::array();
+  for (std::size_t i = 0; i < scenarios.size(); ++i)
+    for (const auto& f : fits[i]) {
+      const auto range = std::find_if(scenarios[i].ranges.begin(), scenarios[i].ranges.end(),
+                                      [&](const models::Range& r) { return r.name == f.constant; });
+      const bool time = range != scenarios[i].ranges.end() && range->time;
+      const double estimate = range != scenarios[i].ranges.end() ? range->estimate : std::nan("");
+      missed |= !f.converged;
+      out.push_back({{"scenario", scenarios[i].name}, {"constant", f.constant}, {"figure", f.figure},
+                     {"time", time}, {"estimate", estimate}, {"refit", f.value}, {"predicted", f.predicted},
+                     {"reported", f.reported}, {"converged", f.converged}, {"evaluations", f.evaluations}});
+    }
+  if (as_json) {
+    std::cout << json{{"refits", out}}.dump(2) << "\n";
+    return missed ? 1 : 0;
+  }
+  auto text = [](const json& r, const char* key) {
+    const double v = r[key].get<double>();
+    if (r["time"].get<bool>()) return sim::format_duration(sim::picoseconds(std::llround(v)));
+    char b[32];
+    std::snprintf(b, sizeof b, "%.4g", v);
+    return std::string(b);
+  };
+  std::printf("%-32s %-40s %10s %10s  %-36s %11s %11s\n", "scenario", "constant", "estimate", "refit", "figure",
+              "reported", "predicted");
+  for (const auto& r : out)
+    std::printf("%-32s %-40s %10s %10s  %-36s %11.4g %11.4g%s\n", r["scenario"].get<std::string>().c_str(),
+                r["constant"].get<std::string>().c_str(), text(r, "estimate").c_str(), text(r, "refit").c_str(),
+                r["figure"].get<std::string>().c_str(), r["reported"].get<double>(), r["predicted"].get<double>(),
+                r["converged"].get<bool>() ? "" : "  NOT REACHED in its range");
+  std::printf("%zu fitted constant%s\n", out.size(), out.size() == 1 ? "" : "s");
+  return missed ? 1 : 0;
+}
+
+}  // namespace
+
 int cmd_validate(const std::vector<std::string>& args) {
   po::options_description opts("vfssim validate [PATH...] [options]");
   std::string db, progress_mode;
@@ -187,6 +238,9 @@ int cmd_validate(const std::vector<std::string>& args) {
     ("discrepancy", po::value(&discrepancy_path),
      "the discrepancy table --calibration table reads (default: scenarios/validation/discrepancy.json)")
     ("json", "print one JSON document on stdout instead of tables")
+    ("refit", "score nothing: re-do each fitted constant's one-point fit (`fit: FIGURE`) with every other "
+              "constant at its estimate, and print the value that matches its figure now, to write back when a "
+              "preset or a mechanism has moved the fit")
     ("jobs,j", po::value(&jobs)->default_value(0), "worker threads (default: all cores)")
     ("reps", po::value(&reps)->default_value(1), "replications per point (different derived seeds), averaged")
     ("seed", po::value(&seed)->default_value(1), "run seed")
@@ -230,6 +284,7 @@ int cmd_validate(const std::vector<std::string>& args) {
     scenarios.push_back(models::load_scenario_file(f));
     for (const auto& w : scenarios.back().warnings) std::cerr << w << "\n";
   }
+  if (vm.count("refit")) return print_refits(scenarios, seed, point_limits(budget), jobs, as_json);
   std::unique_ptr<Store> store;
   if (!db.empty()) store = std::make_unique<Store>(db);
 
