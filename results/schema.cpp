@@ -426,15 +426,33 @@ const CurveFields& curve() {
           // --uncertainty N (models/experiment/uncertainty.h): JSON and Python
           // "band": {"p10", "p50", "p90"}, absent without sampling.
           {"band_p10", Type::kReal, "ops/s",
-           "--uncertainty: 10th percentile of the rate over the samples of the ranges (null: not sampled)",
+           "--uncertainty: 10th percentile of the rate: the samples of the ranges with the model's error (null: not sampled)",
            [](const R& r, const Context&) -> Value { return band_value(r.band_p10); },
            [](R& r, const Value& v) { r.band_p10 = band_of(v); }, nullptr, true, "band", true, true, true},
-          {"band_p50", Type::kReal, "ops/s", "--uncertainty: median rate over the samples (null: not sampled)",
+          {"band_p50", Type::kReal, "ops/s", "--uncertainty: median rate, samples with the model's error (null: not sampled)",
            [](const R& r, const Context&) -> Value { return band_value(r.band_p50); },
            [](R& r, const Value& v) { r.band_p50 = band_of(v); }, nullptr, true, "band", true, true, true},
-          {"band_p90", Type::kReal, "ops/s", "--uncertainty: 90th percentile of the rate over the samples (null: not sampled)",
+          {"band_p90", Type::kReal, "ops/s", "--uncertainty: 90th percentile of the rate, samples with the model's error (null: not sampled)",
            [](const R& r, const Context&) -> Value { return band_value(r.band_p90); },
            [](R& r, const Value& v) { r.band_p90 = band_of(v); }, nullptr, true, "band", true, true, true},
+          // Stored so that --resume gives back the band, its parts and the
+          // sensitivities from the samples themselves; JSON and Python show
+          // them in those forms, not as this list.
+          {"sample_rates", Type::kText, "ops/s",
+           "--uncertainty: each sample's rate, in sample order, as a JSON list (null: not sampled)",
+           [](const R& r, const Context&) -> Value {
+             if (r.sample_rates.empty()) return Value{};
+             nlohmann::json out = nlohmann::json::array();
+             for (double v : r.sample_rates) out.push_back(std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr));
+             return Value{out.dump()};
+           },
+           [](R& r, const Value& v) {
+             r.sample_rates.clear();
+             if (const auto* text = std::get_if<std::string>(&v))
+               for (const auto& x : nlohmann::json::parse(*text))
+                 r.sample_rates.push_back(x.is_number() ? x.get<double>() : std::nan(""));
+           },
+           nullptr, true, nullptr, false},
       }};
   return t;
 }

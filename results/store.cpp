@@ -327,6 +327,12 @@ CREATE TABLE task_stats (
 );
 ALTER TABLE validation_figures ADD COLUMN stat TEXT;
 )sql",
+    // 13: --uncertainty's sample rates of a curve point (a JSON list; NULL:
+    // not sampled, or stored before: --resume then keeps its stored band
+    // and has no sensitivities for it).
+    R"sql(
+ALTER TABLE curve ADD COLUMN sample_rates TEXT;
+)sql",
 };
 
 constexpr int kMigrationCount = sizeof(kMigrations) / sizeof(kMigrations[0]);

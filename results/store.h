@@ -21,6 +21,7 @@
 //   contention_points   the spread, the bottleneck, lock_stat's -R/-W rows and contention points (schema 9)
 //   role_stats  per replication and role: tasks, ops, ops/s (schema 10)
 //   curve.band_p10/p50/p90   --uncertainty's band (schema 11)
+//   curve.sample_rates       --uncertainty's rate of each sample, JSON (schema 13)
 //   task_stats  per replication: per-task rates, fairness, per-op latency quantiles (schema 12)
 // WAL mode; a run's rows are written in one transaction per curve point,
 // as soon as the point finishes (cli/run_durable.cpp).
@@ -47,7 +48,7 @@ class StoreError : public std::runtime_error {
 
 class Store {
  public:
-  static constexpr int kSchemaVersion = 12;
+  static constexpr int kSchemaVersion = 13;
 
   // Opens or creates the database and migrates it. A file that is not a
   // vfssim database (or is damaged) raises StoreError and is left untouched.

@@ -224,7 +224,7 @@ std::vector<CurvePoint> run_sweep(const Scenario& scenario, const SweepSpec& spe
       continue;
     }
     for (int r = 0; r < reps; ++r) todo.push_back(c * reps + r);
-    curve[c].sample_rates.assign(n, std::nan(""));  // a preloaded point keeps the band it was stored with
+    curve[c].sample_rates.assign(n, std::nan(""));  // a preloaded point has its stored samples (older rows: its stored band)
     for (int i = 0; i < n; ++i) todo.push_back(sample_base + c * n + i);
   }
 

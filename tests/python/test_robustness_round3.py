@@ -226,3 +226,32 @@ def test_run_document_refuses_a_fraction_by_name(scenario):
         vfssim_py.run_document(scenario, cpus=[1], seed=1.5)
     with pytest.raises(TypeError, match="^strategies must be a list of names"):
         vfssim_py.run_document(scenario, cpus=[1], strategies="base")
+
+
+def test_resume_of_an_uncertainty_report_run_gives_its_document_again(tmp_path):
+    # item 11: --resume of an --uncertainty-report run printed every stored point's sensitivities as []
+    # ("no constants") and lost its band's parts; the points now keep their samples' rates (schema 13).
+    import json
+    import sqlite3
+
+    scenario = ROOT / "tests/scenarios/uncertain-files-lock.yaml"
+    db = tmp_path / "u.db"
+    args = ["run", scenario, "--db", db, "--uncertainty", "4", "--uncertainty-report", "--json", "-q",
+            "--cpus", "1,2,4"]
+    first = vfssim(*args)
+    assert first.returncode == 0, first.stderr
+    doc = json.loads(first.stdout)
+    assert all(p["sensitivity"] and "band_model" in p for p in doc["points"])
+    again = vfssim(*args, "--resume")  # every point stored: none is run again
+    assert again.returncode == 0 and again.stdout == first.stdout
+    # A run stopped before its last CPU count: the stored points come back, the missing one is run.
+    con = sqlite3.connect(db)
+    tables = [t for (t,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+              if "cpus" in [c[1] for c in con.execute(f"PRAGMA table_info({t})")]]
+    for t in tables:
+        con.execute(f"DELETE FROM {t} WHERE cpus = 4")
+    con.execute("UPDATE runs SET status = 'running'")
+    con.commit()
+    con.close()
+    partial = vfssim(*args, "--resume")
+    assert partial.returncode == 0 and partial.stdout == first.stdout
