@@ -264,6 +264,17 @@ const std::string& Executor::lock_name(std::uint32_t id) const { return program_
   }
 }
 
+bool Executor::rcu_flood(const Task& task, sim::Time at) {
+  model_stop_ = "RCU callback flood: " + std::to_string(rcu_->queued()) + " callbacks queued and not yet invoked at " +
+                sim::format_duration(at - sim::kTimeZero) + " (cpu " + std::to_string(task.cpu) + " queued the last; " +
+                std::to_string(rcu_->stats().grace_periods) +
+                " grace periods ended): call_rcu() outruns the grace periods, as in a kernel that runs out of "
+                "memory; the run stops at vfssim's limit of " + std::to_string(RcuDriver::kMaxQueuedCallbacks) +
+                " queued callbacks";
+  sim_.request_stop();
+  return false;
+}
+
 void Executor::schedule_grace_period_end(std::optional<sim::Time> at) {
   if (at) sim_.schedule(*at, handler_id_, kGracePeriodEnd);
 }
@@ -468,9 +479,11 @@ template <bool FromEvent>
       if (in.aux) {  // a callback of steps: queue its code, go on past it
         schedule_grace_period_end(rcu_->call_rcu(t, at, Duration{0}, in.jump2));
         task.pc = in.jump;
+        if (rcu_->flooded()) return rcu_flood(task, at);
         return true;
       }
       schedule_grace_period_end(rcu_->call_rcu(t, at, draw(task, in.time)));
+      if (rcu_->flooded()) return rcu_flood(task, at);
       break;
     case InstrKind::kPoolAlloc:
       // Above the low watermark: take the pages and skip direct reclaim.

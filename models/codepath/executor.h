@@ -105,6 +105,8 @@ class Executor final : public sim::EventHandler {
   std::vector<std::string> blocked_tasks() const { return models::blocked_tasks(wait_snapshot()); }
   // A cycle of CPUs each waiting for a lock the next one holds (wait_report.h); empty when none.
   std::string wait_cycle() const { return models::wait_cycle(wait_snapshot()); }
+  // Why the model stopped the run itself (an RCU callback flood); empty when it did not.
+  const std::string& model_stop() const { return model_stop_; }
   // The first `max_listed` blocked tasks, and how many more.
   std::string waits(std::size_t max_listed) const { return models::waits(wait_snapshot(), max_listed); }
 
@@ -220,6 +222,7 @@ class Executor final : public sim::EventHandler {
   void wake(std::optional<std::uint32_t> lock_id);
   void grace_period_end(sim::Time now);
   void schedule_grace_period_end(std::optional<sim::Time> at);
+  bool rcu_flood(const Task& task, sim::Time at);  // stops the run: model_stop()
   void reset_window();
 
   sim::Simulation& sim_;
@@ -243,6 +246,7 @@ class Executor final : public sim::EventHandler {
   std::optional<InvariantChecker> checker_;
   std::optional<SmtSlowdown> smt_;
   CpuTimeProfile profile_;
+  std::string model_stop_;
   std::unique_ptr<RcuDriver> rcu_;  // when the program has synchronize_rcu or call_rcu
 
   std::vector<Grant> woken_;  // scratch for releases

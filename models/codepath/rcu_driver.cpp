@@ -44,6 +44,7 @@ std::optional<sim::Time> RcuDriver::call_rcu(std::size_t t, sim::Time at, Durati
   bool started = false;
   const std::uint64_t gp = gp_.request(at, started);
   ++gp_.stats().callbacks_queued;
+  ++queued_;
   tasks_[t].callbacks.push_back({gp, cost, at, entry});
   return started ? std::optional<sim::Time>(gp_.provisional_end()) : std::nullopt;
 }
@@ -83,6 +84,7 @@ Duration RcuDriver::run_callbacks(std::size_t t, std::uint32_t& entry) {
   while (!queue.empty() && queue.front().gp <= gp_.completed()) {
     const Callback cb = queue.front();
     queue.pop_front();
+    --queued_;
     for (std::size_t u = 0; u < tasks_.size(); ++u)
       if (tasks_[u].depth > 0 && tasks_[u].section_start <= cb.queued)
         throw InvariantViolation("RCU callback queued at " + sim::format_duration(cb.queued - sim::Time{}) +

@@ -62,6 +62,16 @@ class RcuDriver {
   // safety).
   Duration run_callbacks(std::size_t task, std::uint32_t& entry);
 
+  // Callbacks queued and not yet invoked, over all CPUs. A loop that
+  // queues them faster than grace periods end grows the queue without
+  // bound, as a kernel under a call_rcu() flood runs out of memory (its
+  // qhimark response, forcing quiescent states sooner, is not modelled:
+  // busy CPUs still report theirs at a tick). kMaxQueuedCallbacks (about
+  // 1 GB of queue) stops such a run rather than the machine.
+  static constexpr std::size_t kMaxQueuedCallbacks = 16'000'000;
+  std::size_t queued() const { return queued_; }
+  bool flooded() const { return queued_ >= kMaxQueuedCallbacks; }
+
   const RcuStats& stats() const { return gp_.stats(); }
   void reset_stats() { gp_.stats().reset(); }
 
@@ -87,6 +97,7 @@ class RcuDriver {
   GracePeriods gp_;
   std::vector<TaskState> tasks_;
   int qs_outstanding_ = 0;
+  std::size_t queued_ = 0;
   bool waiting_for_readers_ = false;
 };
 

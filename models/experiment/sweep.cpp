@@ -67,6 +67,7 @@ sim::StopReason run_within_limits(sim::Simulation& sim, sim::Time end, const Poi
 
 std::string stop_description(sim::StopReason why, const std::string& limit_stop, const Executor& exec) {
   if (!limit_stop.empty()) return limit_stop;
+  if (!exec.model_stop().empty()) return exec.model_stop();
   // CPUs each waiting for a lock the next one holds: none can ever go on,
   // whether or not the rest of the machine still runs.
   const std::string cycle = exec.wait_cycle();

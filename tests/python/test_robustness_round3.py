@@ -255,3 +255,39 @@ def test_resume_of_an_uncertainty_report_run_gives_its_document_again(tmp_path):
     con.close()
     partial = vfssim(*args, "--resume")
     assert partial.returncode == 0 and partial.stdout == first.stdout
+
+
+FLOOD = """scenario: rcu-flood
+machine: nehalem-ep-2s
+workload:
+  tasks: thread
+  placement: compact
+  cpus: [1]
+  loop: [op]
+  warmup: 1us
+  duration: 400ms
+strategies:
+  baseline:
+    kernel: {hz: 10}
+    ops:
+      op:
+        - compute: 1ns
+        - call_rcu: CALLBACK
+"""
+
+
+@pytest.mark.parametrize("callback", ["1ps", "{steps: [{compute: 1ps}]}"])
+def test_an_rcu_callback_flood_stops_the_point_not_the_machine(tmp_path, callback):
+    # item 2: a callback per ns with grace periods of ~100 ms (HZ 10) queued ~4e8 callbacks: 7.7 GB, bad_alloc
+    # before any budget stopped it. The run now stops at the queue's limit, says why, and stores the run failed.
+    import resource
+
+    path = write(tmp_path, FLOOD.replace("CALLBACK", callback))
+    db = tmp_path / "f.db"
+    r = vfssim("run", path, "--db", db, "-q")
+    assert r.returncode == 1 and "RCU callback flood: 16000000 callbacks queued" in r.stderr, r.stderr
+    assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss < 2 * 1024 * 1024  # KB: under 2 GB
+    import sqlite3
+
+    status = sqlite3.connect(db).execute("SELECT status FROM runs").fetchall()
+    assert status and status[0][0] != "done", status
