@@ -259,13 +259,16 @@ PointResult run_point(const Scenario& scenario, const PointSpec& spec, const Poi
   for (std::size_t t = 0; t < setup.cpus.size(); ++t) r.task_ops.push_back(exec.iterations_of(t));
   r.tasks = task_stats(r.task_ops, r.window_seconds, exec.latency());
   for (std::size_t i = 0; i < wl.roles.size(); ++i) {
-    RoleReport role{wl.roles[i].name, 0, 0, 0};
+    RoleReport role{wl.roles[i].name, 0, 0, 0, {}};
+    std::vector<std::uint64_t> ops;
     for (std::size_t t = 0; t < setup.roles.size(); ++t)
       if (setup.roles[t] == static_cast<int>(i)) {
         ++role.tasks;
         role.ops += r.task_ops[t];
+        ops.push_back(r.task_ops[t]);
       }
     role.ops_per_sec = static_cast<double>(role.ops) / r.window_seconds;
+    role.tasks_stats = task_stats(ops, r.window_seconds, sim::LogLinearHistogram{});  // readers and writers apart
     r.roles.push_back(role);
   }
   r.cpu_time = wl.duration * spec.cpus;
