@@ -97,17 +97,17 @@ Time Rwsem::queue_up(int cpu, Time now, LockMode mode, bool saw_nonspin) {
   return at;
 }
 
-bool Rwsem::acquire(int cpu, Time now, LockMode mode, Time& granted_at) {
+std::optional<Time> Rwsem::acquire(int cpu, Time now, LockMode mode) {
   if (read_start_.size() <= static_cast<std::size_t>(cpu)) read_start_.resize(static_cast<std::size_t>(cpu) + 1);
   advance(now);
   if (reserved_.cpu == cpu) {  // its retry: the word it won is its own
-    granted_at = std::max(now, reserved_.at);
+    const Time granted_at = std::max(now, reserved_.at);
     record(mode, [&](LockStats& s) {
       s.record_uncontended(-1, cpu);
       s.record_wait(granted_at - reserved_.since);
     });
     reserved_.cpu = -1;
-    return true;
+    return granted_at;
   }
   const auto me = std::find_if(queue_.begin(), queue_.end(), [cpu](const Waiter& w) { return w.cpu == cpu; });
   if (me != queue_.end()) {
@@ -120,13 +120,13 @@ bool Rwsem::acquire(int cpu, Time now, LockMode mode, Time& granted_at) {
       const Waiter w = *me;
       queue_.erase(me);
       if (head) handoff_ = false;
-      granted_at = take_write(cpu, line_.rmw(*topo_, cpu, now));  // wait_lock, then the cmpxchg
+      const Time granted_at = take_write(cpu, line_.rmw(*topo_, cpu, now));  // wait_lock, then the cmpxchg
       if (rules_.adaptive && w.saw_nonspin) nonspin_rd_ = true;  // rwsem_disable_reader_optspin
       record(mode, [&](LockStats& s) {
         s.record_uncontended(-1, cpu);
         s.record_wait(granted_at - w.since);
       });
-      return true;
+      return granted_at;
     }
     // Taken meanwhile (it read the count): back to sleep until the next
     // release wakes it. The head that waited RWSEM_WAIT_TIMEOUT sets
@@ -140,48 +140,48 @@ bool Rwsem::acquire(int cpu, Time now, LockMode mode, Time& granted_at) {
       me->spinning = rules_.handoff_spin && writer_ >= 0 && sleeps_.running_at(now);
     if (me->spinning) me->slept = now;  // it spins from now: a sleep of the owner after it stops it
     }
-    return false;
+    return std::nullopt;
   }
 
   const bool writer_running = writer_ >= 0 && sleeps_.running_at(now);
   if (mode == LockMode::kShared) {
     if (writer_ < 0 && !handoff_ && queue_.empty()) {  // fast path: nothing in RWSEM_READ_FAILED_MASK
-      granted_at = take_read(cpu, now);
+      const Time granted_at = take_read(cpu, now);
       record(mode, [&](LockStats& s) { s.record_uncontended(line_.owner(), cpu); });
-      return true;
+      return granted_at;
     }
     const Time failed = line_.rmw(*topo_, cpu, now);  // the fast path's fetch_add, undone in the slow path
     if (rules_.reader_steal && writer_ < 0 && !handoff_ && !(owner_ == Owner::kReader && readers_ > 0)) {
       // rwsem_down_read_slowpath: optimistic lock stealing of a word no
       // writer or reader holds, then the queued readers at the head.
-      granted_at = take_read(cpu, failed);
+      const Time granted_at = take_read(cpu, failed);
       record(mode, [&](LockStats& s) { s.record_uncontended(-1, cpu); });
-      return true;
+      return granted_at;
     }
     if (rules_.reader_spin && rules_.writer_spin && !nonspin_rd_ && !handoff_) {
       if (writer_ < 0) {
         // rwsem_optimistic_spin: a reader-owned or free word is taken at once.
-        granted_at = take_read(cpu, failed);
+        const Time granted_at = take_read(cpu, failed);
         record(mode, [&](LockStats& s) { s.record_uncontended(-1, cpu); });
-        return true;
+        return granted_at;
       }
       if (writer_running) {
         line_.rmw(*topo_, cpu, failed);  // osq_lock: xchg of the OSQ tail
         osq_.push_back({cpu, mode, now, now, now});
-        return false;
+        return std::nullopt;
       }
     }
     queue_up(cpu, failed, mode, false);
-    return false;
+    return std::nullopt;
   }
 
   if (writer_ < 0 && readers_ == 0 && !handoff_) {
     // A running writer takes a free word, ahead of a queued waiter (the
     // fast path, or with WAITERS set the slow path's trylock).
     const int prev = line_.owner();
-    granted_at = take_write(cpu, queue_.empty() ? now : line_.rmw(*topo_, cpu, now));
+    const Time granted_at = take_write(cpu, queue_.empty() ? now : line_.rmw(*topo_, cpu, now));
     record(mode, [&](LockStats& s) { s.record_uncontended(prev, cpu); });
-    return true;
+    return granted_at;
   }
   const Time failed = line_.rmw(*topo_, cpu, now);  // the fast path's failed cmpxchg
   if (writer_may_spin(now)) {
@@ -189,23 +189,25 @@ bool Rwsem::acquire(int cpu, Time now, LockMode mode, Time& granted_at) {
     Waiter s{cpu, mode, now, now, now};
     if (owner_ == Owner::kReader) s.give_up = now + RwsemRules::rspin_threshold(readers_);
     osq_.push_back(s);
-    return false;
+    return std::nullopt;
   }
   queue_up(cpu, failed, mode, nonspin_wr_ || nonspin_rd_);
-  return false;
+  return std::nullopt;
 }
 
-Time Rwsem::release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) {
+Released Rwsem::release(int cpu, Time now, LockMode mode) {
+  Handover woken(*this);
   advance(now);
   if (mode == LockMode::kShared) {
     const Time done = line_.rmw(*topo_, cpu, now);  // up_read's fetch_add
     record(mode, [&](LockStats& s) { s.record_hold(now - read_start_[static_cast<std::size_t>(cpu)]); });
-    if (--readers_ > 0 || (queue_.empty() && osq_.empty())) return done;
+    if (--readers_ > 0 || (queue_.empty() && osq_.empty())) return woken.released(done);
     if (!queue_.empty()) {  // up_read with WAITERS: clear_wr_nonspinnable (v5.3) / clear_nonspinnable
       nonspin_wr_ = false;
       if (!rules_.adaptive) nonspin_rd_ = false;
     }
-    return freed(cpu, done, woken);
+    const Time finished = freed(cpu, done, woken);
+    return woken.released(finished);
   }
   record(mode, [&](LockStats& s) { s.record_hold(now - write_start_); });
   // rwsem_clear_owner's store, then the count's fetch_add.
@@ -219,10 +221,11 @@ Time Rwsem::release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken)
   for (Waiter& w : queue_)
     if (w.spinning && sleeps_.spin_stops(w.slept)) w.spinning = false;
   sleeps_.clear();
-  return freed(cpu, done, woken);
+  const Time finished = freed(cpu, done, woken);
+  return woken.released(finished);
 }
 
-Time Rwsem::freed(int releaser, Time t, std::vector<Grant>& woken) {
+Time Rwsem::freed(int releaser, Time t, Handover& woken) {
   // Who races for the word: the OSQ head (unless HANDOFF keeps it out) and
   // the HANDOFF writer spinning outside the OSQ notice the change within
   // their PAUSE, re-read the word and try their cmpxchg; the releaser
@@ -322,7 +325,7 @@ Time Rwsem::freed(int releaser, Time t, std::vector<Grant>& woken) {
   return done;
 }
 
-void Rwsem::grant_queued_readers(int releaser, Time t, std::vector<Grant>& woken) {
+void Rwsem::grant_queued_readers(int releaser, Time t, Handover& woken) {
   std::vector<Waiter> rest;
   int granted = 0;
   bool blocked = false;
@@ -348,7 +351,7 @@ void Rwsem::grant_queued_readers(int releaser, Time t, std::vector<Grant>& woken
   readers_own(t);
 }
 
-void Rwsem::spinning_readers_take(int releaser, Time t, std::vector<Grant>& woken) {
+void Rwsem::spinning_readers_take(int releaser, Time t, Handover& woken) {
   while (!osq_.empty() && osq_.front().mode == LockMode::kShared && !handoff_ && !nonspin_rd_) {
     const Waiter s = osq_.front();
     osq_.erase(osq_.begin());

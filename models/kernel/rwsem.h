@@ -125,15 +125,15 @@ class Rwsem final : public Lock {
         wake_(wake_latency, ctx.rng, shape, context_switch),
         rng_(ctx.rng.next_u64(), "rwsem-word-race") {}
 
-  bool acquire(int cpu, Time now, LockMode mode, Time& granted_at) override;
-  Time release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) override;
-  void holder_sleeps(int cpu, Time from, Time until) override {
+  std::optional<Time> acquire(int cpu, Time now, LockMode mode);
+  Released release(int cpu, Time now, LockMode mode);
+  void holder_sleeps(int cpu, Time from, Time until) {
     if (cpu == writer_) sleeps_.add(from, until);
   }
 
   int writer() const { return writer_; }
   int readers() const { return readers_; }
-  CacheLine* word_line() override { return &line_; }
+  CacheLine* word_line() { return &line_; }
   bool handoff() const { return handoff_; }
   bool nonspinnable() const { return nonspin_wr_ || nonspin_rd_; }
   std::size_t spinners() const { return osq_.size(); }
@@ -166,12 +166,12 @@ class Rwsem final : public Lock {
   Time queue_up(int cpu, Time now, LockMode mode, bool saw_nonspin);
   // The word became free at `t` (released by `releaser`): the race, the
   // grants and the wake-up. Returns when the releaser is done.
-  Time freed(int releaser, Time t, std::vector<Grant>& woken);
+  Time freed(int releaser, Time t, Handover& woken);
   // Grants queued readers (the leading ones, or up to 256 from the whole
   // queue) at `t`; they run after their wake-ups.
-  void grant_queued_readers(int releaser, Time t, std::vector<Grant>& woken);
+  void grant_queued_readers(int releaser, Time t, Handover& woken);
   // The reader spinners at the OSQ's front take the reader-owned word.
-  void spinning_readers_take(int releaser, Time t, std::vector<Grant>& woken);
+  void spinning_readers_take(int releaser, Time t, Handover& woken);
   // How long after the word changes a spinner polling it with cpu_relax()
   // notices: somewhere in its current PAUSE.
   Duration pause_phase() {

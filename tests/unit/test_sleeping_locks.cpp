@@ -14,10 +14,13 @@
 #include "models/kernel/mutex.h"
 #include "models/kernel/rwsem.h"
 #include "models/scenario/scenario.h"
+#include "tests/unit/lock_calls.h"
 
 using namespace vfssim;
 using namespace vfssim::models;
 using sim::Time;
+using testing::acquire;
+using testing::release;
 
 namespace {
 
@@ -70,13 +73,13 @@ SCENARIO("mutex: a spinner spins only while the owner runs") {
   GIVEN("v4.10's rules and cpu 0 holding the mutex since 0, cpu 1 spinning since 10 ns") {
     VersionedMutex m(LockContext{&topo, {}}, MutexRules{true, true}, kWake);
     Time g;
-    REQUIRE(m.acquire(0, ns(0), LockMode::kExclusive, g));
+    REQUIRE(acquire(m, 0, ns(0), LockMode::kExclusive, g));
     CHECK(g == ns(10));  // a fresh line: one local atomic
-    CHECK_FALSE(m.acquire(1, ns(10), LockMode::kExclusive, g));
+    CHECK_FALSE(acquire(m, 1, ns(10), LockMode::kExclusive, g));
     REQUIRE(m.spinners() == 1);
     WHEN("the owner never sleeps") {
       std::vector<Grant> woken;
-      CHECK(m.release(0, ns(1000), LockMode::kExclusive, woken) == ns(1000));
+      CHECK(release(m, 0, ns(1000), LockMode::kExclusive, woken) == ns(1000));
       THEN("the spinner takes it one transfer after the unlock") {
         REQUIRE(woken.size() == 1);
         CHECK(woken[0].cpu == 1);
@@ -89,11 +92,11 @@ SCENARIO("mutex: a spinner spins only while the owner runs") {
     WHEN("the owner sleeps from 50 ns to 5050 ns inside its critical section") {
       m.holder_sleeps(0, ns(50), ns(5050));
       Time g2;
-      CHECK_FALSE(m.acquire(2, ns(100), LockMode::kExclusive, g2));  // the owner is off its CPU
+      CHECK_FALSE(acquire(m, 2, ns(100), LockMode::kExclusive, g2));  // the owner is off its CPU
       CHECK(m.spinners() == 1);
       CHECK(m.sleepers() == 1);
       std::vector<Grant> woken;
-      m.release(0, ns(6000), LockMode::kExclusive, woken);
+      release(m, 0, ns(6000), LockMode::kExclusive, woken);
       THEN("the spinner stopped at 50 ns and sleeps ahead of cpu 2: the unlock frees the lock and wakes it") {
         REQUIRE(woken.size() == 1);
         CHECK(woken[0].cpu == 1);
@@ -114,19 +117,19 @@ SCENARIO("mutex: wake-and-retry loses to a stealer; v4.10's handoff bit gives it
     CAPTURE(handoff);
     VersionedMutex m(LockContext{&topo, {}}, MutexRules{false, handoff}, kWake);  // no spinning: all sleep
     Time g;
-    REQUIRE(m.acquire(0, ns(0), LockMode::kExclusive, g));
-    CHECK_FALSE(m.acquire(1, ns(10), LockMode::kExclusive, g));
+    REQUIRE(acquire(m, 0, ns(0), LockMode::kExclusive, g));
+    CHECK_FALSE(acquire(m, 1, ns(10), LockMode::kExclusive, g));
     std::vector<Grant> woken;
-    m.release(0, ns(1000), LockMode::kExclusive, woken);
+    release(m, 0, ns(1000), LockMode::kExclusive, woken);
     REQUIRE(woken.size() == 1);
     CHECK((woken[0].cpu == 1 && woken[0].retry && woken[0].at == ns(3000)));
     // cpu 2 runs and steals the free lock while cpu 1 wakes up.
-    REQUIRE(m.acquire(2, ns(1500), LockMode::kExclusive, g));
+    REQUIRE(acquire(m, 2, ns(1500), LockMode::kExclusive, g));
     CHECK(g == ns(1500 + 110));  // the line comes from cpu 0
-    CHECK_FALSE(m.acquire(1, ns(3000), LockMode::kExclusive, g));
+    CHECK_FALSE(acquire(m, 1, ns(3000), LockMode::kExclusive, g));
     CHECK(m.handoff() == handoff);
     woken.clear();
-    m.release(2, ns(4000), LockMode::kExclusive, woken);
+    release(m, 2, ns(4000), LockMode::kExclusive, woken);
     REQUIRE(woken.size() == 1);
     CHECK(woken[0].cpu == 1);
     CHECK(woken[0].at == ns(4000) + kWake);
@@ -134,12 +137,12 @@ SCENARIO("mutex: wake-and-retry loses to a stealer; v4.10's handoff bit gives it
       // __mutex_handoff: cpu 1 owns it when it wakes; a newcomer queues.
       CHECK_FALSE(woken[0].retry);
       CHECK(m.owner() == 1);
-      CHECK_FALSE(m.acquire(3, ns(4500), LockMode::kExclusive, g));
+      CHECK_FALSE(acquire(m, 3, ns(4500), LockMode::kExclusive, g));
     } else {
       // v4.9: woken to retry again, and cpu 3 steals again.
       CHECK(woken[0].retry);
       CHECK(m.owner() == -1);
-      CHECK(m.acquire(3, ns(4500), LockMode::kExclusive, g));
+      CHECK(acquire(m, 3, ns(4500), LockMode::kExclusive, g));
     }
   }
 }
@@ -152,18 +155,18 @@ SCENARIO("rwsem: v5.3 readers spin on a running writer, v4.19 readers sleep") {
     CAPTURE(spin);
     Rwsem sem(LockContext{&topo, {}}, spin ? v53 : v419, kWake);
     Time g;
-    REQUIRE(sem.acquire(0, ns(0), LockMode::kExclusive, g));
+    REQUIRE(acquire(sem, 0, ns(0), LockMode::kExclusive, g));
     CHECK(g == ns(11));  // down_write's cmpxchg on a fresh line and rwsem_set_owner's store
     // down_read's failed fetch_add pulls the line (100 + 10 ns); then
     // osq_lock (spinning) or wait_lock and the WAITERS update (sleeping).
-    CHECK_FALSE(sem.acquire(1, ns(20), LockMode::kShared, g));
+    CHECK_FALSE(acquire(sem, 1, ns(20), LockMode::kShared, g));
     CHECK(sem.spinners() == (spin ? 1u : 0u));
     CHECK(sem.queued() == (spin ? 0u : 1u));
     std::vector<Grant> woken;
     // up_write: the owner store takes the line back (done at 1101), the
     // fetch_add 10 ns more. Sleeping, the releaser then takes wait_lock
     // (10), reads the waiter (100) and adds READER_BIAS (10).
-    CHECK(sem.release(0, ns(1000), LockMode::kExclusive, woken) == (spin ? ns(1111) : ns(1231)));
+    CHECK(release(sem, 0, ns(1000), LockMode::kExclusive, woken) == (spin ? ns(1111) : ns(1231)));
     REQUIRE(woken.size() == 1);
     CHECK(woken[0].cpu == 1);
     CHECK_FALSE(woken[0].retry);  // readers are granted, never retry
@@ -183,9 +186,9 @@ SCENARIO("rwsem: a writer spins on readers only from 7d43f1ce9dd0 on, for (10 + 
     rules.spin_on_readers = on_readers;
     Rwsem sem(LockContext{&topo, {}}, rules, kWake);
     Time g;
-    REQUIRE(sem.acquire(0, ns(0), LockMode::kShared, g));
-    REQUIRE(sem.acquire(2, ns(20), LockMode::kShared, g));
-    CHECK_FALSE(sem.acquire(1, ns(500), LockMode::kExclusive, g));
+    REQUIRE(acquire(sem, 0, ns(0), LockMode::kShared, g));
+    REQUIRE(acquire(sem, 2, ns(20), LockMode::kShared, g));
+    CHECK_FALSE(acquire(sem, 1, ns(500), LockMode::kExclusive, g));
     CHECK(sem.spinners() == (on_readers ? 1u : 0u));
     CHECK_FALSE(sem.nonspinnable());
     if (on_readers) {
@@ -193,21 +196,21 @@ SCENARIO("rwsem: a writer spins on readers only from 7d43f1ce9dd0 on, for (10 + 
       // after it has set NONSPINNABLE and sleeps (a later arrival sleeps too).
       CHECK(RwsemRules::rspin_threshold(2) == sim::nanoseconds(11000));
       CHECK(RwsemRules::rspin_threshold(100) == sim::nanoseconds(25000));
-      REQUIRE(sem.acquire(3, ns(11499), LockMode::kShared, g));  // no waiter queued: the fast path
+      REQUIRE(acquire(sem, 3, ns(11499), LockMode::kShared, g));  // no waiter queued: the fast path
       CHECK(sem.spinners() == 1);
-      CHECK_FALSE(sem.acquire(4, ns(11501), LockMode::kExclusive, g));
+      CHECK_FALSE(acquire(sem, 4, ns(11501), LockMode::kExclusive, g));
       CHECK(sem.spinners() == 0);
       CHECK(sem.nonspinnable());
       CHECK(sem.queued() == 2);
     }
     // The last reader wakes the queue's head writer.
     std::vector<Grant> woken;
-    sem.release(0, ns(12000), LockMode::kShared, woken);
-    sem.release(2, ns(12100), LockMode::kShared, woken);
-    if (on_readers) sem.release(3, ns(12200), LockMode::kShared, woken);
+    release(sem, 0, ns(12000), LockMode::kShared, woken);
+    release(sem, 2, ns(12100), LockMode::kShared, woken);
+    if (on_readers) release(sem, 3, ns(12200), LockMode::kShared, woken);
     REQUIRE(woken.size() == 1);
     CHECK((woken[0].cpu == 1 && woken[0].retry && woken[0].slept));
-    REQUIRE(sem.acquire(1, woken[0].at, LockMode::kExclusive, g));
+    REQUIRE(acquire(sem, 1, woken[0].at, LockMode::kExclusive, g));
     CHECK_FALSE(sem.nonspinnable());  // rwsem_set_owner overwrites the bits
   }
 }
@@ -218,15 +221,15 @@ SCENARIO("rwsem: a writer owner's sleep stops its spinners") {
   v53.reader_spin = v53.handoff = v53.wake_all_readers = true;
   Rwsem sem(LockContext{&topo, {}}, v53, kWake);
   Time g;
-  REQUIRE(sem.acquire(1, ns(0), LockMode::kExclusive, g));
+  REQUIRE(acquire(sem, 1, ns(0), LockMode::kExclusive, g));
   // The writer goes to sleep at 3000 ns: a reader spinning since 2600 ns stops.
-  CHECK_FALSE(sem.acquire(2, ns(2600), LockMode::kShared, g));
+  CHECK_FALSE(acquire(sem, 2, ns(2600), LockMode::kShared, g));
   CHECK(sem.spinners() == 1);
   sem.holder_sleeps(1, ns(3000), ns(8000));
-  CHECK_FALSE(sem.acquire(3, ns(3500), LockMode::kShared, g));  // the owner is asleep
+  CHECK_FALSE(acquire(sem, 3, ns(3500), LockMode::kShared, g));  // the owner is asleep
   CHECK(sem.spinners() == 1);
   std::vector<Grant> woken;
-  sem.release(1, ns(9000), LockMode::kExclusive, woken);
+  release(sem, 1, ns(9000), LockMode::kExclusive, woken);
   // Both readers sleep on the queue now and are granted by the wake-up.
   REQUIRE(woken.size() == 2);
   for (const auto& w : woken) CHECK((w.slept && !w.retry && w.at >= ns(9010) + kWake));
@@ -241,8 +244,8 @@ SCENARIO("rwsem: the handoff bit stops the stealing once the head has waited RWS
   rules.handoff = true;
   Rwsem sem(LockContext{&topo, {}}, rules, kWake);
   Time g;
-  REQUIRE(sem.acquire(0, ns(0), LockMode::kExclusive, g));
-  CHECK_FALSE(sem.acquire(1, ns(10), LockMode::kExclusive, g));  // the head, since 10 ns
+  REQUIRE(acquire(sem, 0, ns(0), LockMode::kExclusive, g));
+  CHECK_FALSE(acquire(sem, 1, ns(10), LockMode::kExclusive, g));  // the head, since 10 ns
   const Duration timeout = RwsemRules{}.handoff_timeout;
   // Round after round, a running writer steals the lock while cpu 1 wakes:
   // its retry fails, and the first failed retry at or after 10 ns + 4 ms
@@ -252,13 +255,13 @@ SCENARIO("rwsem: the handoff bit stops the stealing once the head has waited RWS
   while (!sem.handoff()) {
     CHECK(last_retry - ns(10) < timeout);
     std::vector<Grant> woken;
-    const Time done = sem.release(holder, t, LockMode::kExclusive, woken);
+    const Time done = release(sem, holder, t, LockMode::kExclusive, woken);
     const Grant* w = grant_of(woken, 1);
     REQUIRE(w);
     REQUIRE(w->retry);
     holder = 2 + rounds % 2;
-    REQUIRE(sem.acquire(holder, done + sim::nanoseconds(100), LockMode::kExclusive, g));
-    CHECK_FALSE(sem.acquire(1, w->at, LockMode::kExclusive, g));
+    REQUIRE(acquire(sem, holder, done + sim::nanoseconds(100), LockMode::kExclusive, g));
+    CHECK_FALSE(acquire(sem, 1, w->at, LockMode::kExclusive, g));
     last_retry = w->at;
     t = w->at + sim::nanoseconds(1000);
     ++rounds;
@@ -267,12 +270,12 @@ SCENARIO("rwsem: the handoff bit stops the stealing once the head has waited RWS
   CHECK(last_retry - ns(10) >= timeout);
   // From now on nobody steals: a writer and a reader arriving at the next free lock queue.
   std::vector<Grant> woken;
-  const Time done = sem.release(holder, t, LockMode::kExclusive, woken);
-  CHECK_FALSE(sem.acquire(4, done + sim::nanoseconds(1), LockMode::kExclusive, g));
-  CHECK_FALSE(sem.acquire(5, done + sim::nanoseconds(2), LockMode::kShared, g));
+  const Time done = release(sem, holder, t, LockMode::kExclusive, woken);
+  CHECK_FALSE(acquire(sem, 4, done + sim::nanoseconds(1), LockMode::kExclusive, g));
+  CHECK_FALSE(acquire(sem, 5, done + sim::nanoseconds(2), LockMode::kShared, g));
   const Grant* w = grant_of(woken, 1);
   REQUIRE(w);
-  CHECK(sem.acquire(1, w->at, LockMode::kExclusive, g));
+  CHECK(acquire(sem, 1, w->at, LockMode::kExclusive, g));
   CHECK_FALSE(sem.handoff());
 }
 
@@ -302,13 +305,13 @@ SCENARIO("rwsem: the waker's reader grant and a spinning writer race on the word
     const Topology topo = skewed(sim::nanoseconds(100), spinner_far ? 1 : 2, sim::nanoseconds(400), sim::nanoseconds(20));
     Rwsem sem(LockContext{&topo, {}}, RwsemRules{}, kWake);
     Time g;
-    REQUIRE(sem.acquire(0, ns(0), LockMode::kExclusive, g));
-    CHECK_FALSE(sem.acquire(1, ns(100), LockMode::kExclusive, g));
-    CHECK_FALSE(sem.acquire(2, ns(2000), LockMode::kShared, g));
+    REQUIRE(acquire(sem, 0, ns(0), LockMode::kExclusive, g));
+    CHECK_FALSE(acquire(sem, 1, ns(100), LockMode::kExclusive, g));
+    CHECK_FALSE(acquire(sem, 2, ns(2000), LockMode::kShared, g));
     REQUIRE(sem.spinners() == 1);
     REQUIRE(sem.queued() == 1);
     std::vector<Grant> woken;
-    sem.release(0, ns(5000), LockMode::kExclusive, woken);
+    release(sem, 0, ns(5000), LockMode::kExclusive, woken);
     if (spinner_far) {  // 110 < 410: the readers have it
       CHECK(sem.readers() == 1);
       CHECK(sem.writer() == -1);
@@ -334,15 +337,15 @@ SCENARIO("rwsem: a woken writer whose retry runs during the release races the sp
     const Topology topo = skewed(sim::nanoseconds(10), 1, sim::nanoseconds(1000), sim::nanoseconds(1000));
     Rwsem sem(LockContext{&topo, {}}, RwsemRules{}, kWake, WakeShape::kFixed, sim::nanoseconds(10000));
     Time g;
-    REQUIRE(sem.acquire(0, ns(0), LockMode::kExclusive, g));
+    REQUIRE(acquire(sem, 0, ns(0), LockMode::kExclusive, g));
     sem.holder_sleeps(0, ns(50), ns(150));
-    CHECK_FALSE(sem.acquire(2, ns(100), LockMode::kExclusive, g));
-    CHECK_FALSE(sem.acquire(1, ns(200), LockMode::kExclusive, g));
+    CHECK_FALSE(acquire(sem, 2, ns(100), LockMode::kExclusive, g));
+    CHECK_FALSE(acquire(sem, 1, ns(200), LockMode::kExclusive, g));
     REQUIRE(sem.spinners() == 1);
     REQUIRE(sem.queued() == 1);
     std::vector<Grant> woken;
     const Time r = early ? ns(1000) : ns(20000);
-    sem.release(0, r, LockMode::kExclusive, woken);
+    release(sem, 0, r, LockMode::kExclusive, woken);
     const Grant* w = grant_of(woken, 2);
     REQUIRE(w);
     CHECK(w->retry);
@@ -351,7 +354,7 @@ SCENARIO("rwsem: a woken writer whose retry runs during the release races the sp
     else CHECK(w->at - r >= kWake + sim::nanoseconds(1000));
     CHECK(sem.writer() == (early ? 2 : 1));
     CHECK(grant_of(woken, 1) == (early ? nullptr : grant_of(woken, 1)));
-    CHECK(sem.acquire(2, w->at, LockMode::kExclusive, g) == early);  // its retry finds the word its own, or taken
+    CHECK(acquire(sem, 2, w->at, LockMode::kExclusive, g) == early);  // its retry finds the word its own, or taken
     if (early) CHECK(g >= w->at);
     else CHECK(sem.queued() == 1);
   }
@@ -365,17 +368,17 @@ SCENARIO("rwsem: a wake-up grants the readers before the first writer (v4.19) or
     rules.wake_all_readers = all;
     Rwsem sem(LockContext{&topo, {}}, rules, kWake);
     Time g;
-    REQUIRE(sem.acquire(0, ns(0), LockMode::kShared, g));
-    CHECK_FALSE(sem.acquire(1, ns(10), LockMode::kExclusive, g));  // a writer waits on the reader
-    CHECK_FALSE(sem.acquire(2, ns(20), LockMode::kShared, g));     // fair: readers queue behind it
-    CHECK_FALSE(sem.acquire(3, ns(30), LockMode::kExclusive, g));
-    CHECK_FALSE(sem.acquire(4, ns(40), LockMode::kShared, g));
+    REQUIRE(acquire(sem, 0, ns(0), LockMode::kShared, g));
+    CHECK_FALSE(acquire(sem, 1, ns(10), LockMode::kExclusive, g));  // a writer waits on the reader
+    CHECK_FALSE(acquire(sem, 2, ns(20), LockMode::kShared, g));     // fair: readers queue behind it
+    CHECK_FALSE(acquire(sem, 3, ns(30), LockMode::kExclusive, g));
+    CHECK_FALSE(acquire(sem, 4, ns(40), LockMode::kShared, g));
     std::vector<Grant> woken;
-    sem.release(0, ns(100), LockMode::kShared, woken);
+    release(sem, 0, ns(100), LockMode::kShared, woken);
     REQUIRE(woken.size() == 1);  // the head is a writer: woken to retry
-    REQUIRE(sem.acquire(1, woken[0].at, LockMode::kExclusive, g));
+    REQUIRE(acquire(sem, 1, woken[0].at, LockMode::kExclusive, g));
     woken.clear();
-    sem.release(1, ns(5000), LockMode::kExclusive, woken);
+    release(sem, 1, ns(5000), LockMode::kExclusive, woken);
     std::vector<int> readers;
     for (const auto& w : woken)
       if (!w.retry) readers.push_back(w.cpu);
@@ -518,12 +521,12 @@ TEST_CASE("one task alone: every version's exact costs on its own line") {
     Rwsem sem(LockContext{&topo, {}}, rules, kWake);
     Time g;
     std::vector<Grant> woken;
-    REQUIRE(sem.acquire(0, ns(0), LockMode::kExclusive, g));
+    REQUIRE(acquire(sem, 0, ns(0), LockMode::kExclusive, g));
     CHECK(g == ns(11));
-    CHECK(sem.release(0, ns(100), LockMode::kExclusive, woken) == ns(111));
-    REQUIRE(sem.acquire(0, ns(200), LockMode::kShared, g));
+    CHECK(release(sem, 0, ns(100), LockMode::kExclusive, woken) == ns(111));
+    REQUIRE(acquire(sem, 0, ns(200), LockMode::kShared, g));
     CHECK(g == ns(211));
-    CHECK(sem.release(0, ns(300), LockMode::kShared, woken) == ns(310));
+    CHECK(release(sem, 0, ns(300), LockMode::kShared, woken) == ns(310));
     CHECK(woken.empty());
   }
   for (const auto& row : lock_behaviours()) {
@@ -532,9 +535,9 @@ TEST_CASE("one task alone: every version's exact costs on its own line") {
     VersionedMutex m(LockContext{&topo, {}}, MutexRules{true, row.handoff}, kWake);
     Time g;
     std::vector<Grant> woken;
-    REQUIRE(m.acquire(0, ns(0), LockMode::kExclusive, g));
+    REQUIRE(acquire(m, 0, ns(0), LockMode::kExclusive, g));
     CHECK(g == ns(10));  // the owner word's cmpxchg
-    CHECK(m.release(0, ns(100), LockMode::kExclusive, woken) == ns(100));  // nobody waits: no slow path
+    CHECK(release(m, 0, ns(100), LockMode::kExclusive, woken) == ns(100));  // nobody waits: no slow path
     CHECK(woken.empty());
   }
 }
@@ -553,18 +556,18 @@ SCENARIO("rwsem: writers that sleep are handed the word in the order they queued
     rules.handoff = row->handoff;
     Rwsem sem(LockContext{&topo, {}}, rules, kWake);
     Time g;
-    REQUIRE(sem.acquire(0, ns(0), LockMode::kExclusive, g));
+    REQUIRE(acquire(sem, 0, ns(0), LockMode::kExclusive, g));
     int k = 0;
-    for (int c : {3, 1, 5, 2}) CHECK_FALSE(sem.acquire(c, ns(100 * ++k), LockMode::kExclusive, g));
+    for (int c : {3, 1, 5, 2}) CHECK_FALSE(acquire(sem, c, ns(100 * ++k), LockMode::kExclusive, g));
     std::vector<int> order;
     int holder = 0;
     Time t = ns(2000);
     while (order.size() < 4) {
       std::vector<Grant> woken;
-      sem.release(holder, t, LockMode::kExclusive, woken);
+      release(sem, holder, t, LockMode::kExclusive, woken);
       REQUIRE(woken.size() == 1);
       CHECK(woken[0].retry);
-      REQUIRE(sem.acquire(woken[0].cpu, woken[0].at, LockMode::kExclusive, g));
+      REQUIRE(acquire(sem, woken[0].cpu, woken[0].at, LockMode::kExclusive, g));
       holder = woken[0].cpu;
       order.push_back(holder);
       t = g + sim::nanoseconds(500);
