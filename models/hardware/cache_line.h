@@ -254,7 +254,12 @@ class CacheLine {
     if (grants_.empty()) return owner_ == cpu ? Retained::kHeld : Retained::kNo;
     // The line is in flight away from the visit's CPU: the next grant began
     // when the visit's last access completed and has not completed yet.
-    return grants_.front().cpu != cpu && grants_.front().start <= visit_.done ? Retained::kInFlight : Retained::kNo;
+    // SMT siblings share the L1: a line between them never leaves the core,
+    // and their accesses are the core's one after another.
+    const int next = grants_.front().cpu;
+    return next != cpu && grants_.front().start <= visit_.done && topo.core_of(next) != topo.core_of(cpu)
+               ? Retained::kInFlight
+               : Retained::kNo;
   }
   // A lock model moved the line itself: no visit survives it.
   void forget_visits() {
