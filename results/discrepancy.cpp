@@ -60,43 +60,76 @@ double weight_of(std::size_t n, double k) {
   return n == 0 ? 0.0 : static_cast<double>(n) / (static_cast<double>(n) + k);
 }
 
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 }  // namespace
+
+// A new case's figure errs by its case's offset plus its own residual
+// (figures of one case share their errors: one machine, one code path).
+// So the predictive distribution of a group is every case's offset (the
+// median of its records) plus every residual (a record less its case's
+// offset), all pairs equally likely: the convolution of the between-case
+// and the within-case distributions. A group of one case is its records.
+Discrepancy::Group Discrepancy::make_group(const std::map<std::string, std::vector<double>>& by_case) {
+  Group g;
+  g.cases = by_case.size();
+  std::vector<double> offsets, residuals;
+  for (const auto& [_, v] : by_case) {
+    const double o = median_of(v);
+    offsets.push_back(o);
+    for (double e : v) residuals.push_back(e - o);
+    g.records += v.size();
+  }
+  g.predictive.reserve(offsets.size() * residuals.size());
+  for (double o : offsets)
+    for (double r : residuals) g.predictive.push_back(o + r);
+  std::sort(g.predictive.begin(), g.predictive.end());
+  return g;
+}
 
 Discrepancy::Discrepancy(const std::vector<DiscrepancyRecord>& records, double k, const std::string& exclude)
     : k_(k) {
+  std::map<std::string, std::vector<double>> all;
+  std::map<std::string, std::map<std::string, std::vector<double>>> by_kind;
+  std::map<std::pair<std::string, std::string>, std::map<std::string, std::vector<double>>> by_class;
   for (const auto& r : records) {
     if (!exclude.empty() && r.scenario == exclude) continue;
-    all_.push_back(r.log_error);
-    by_kind_[r.kind_class].push_back(r.log_error);
-    by_class_[{r.kind_class, r.bound_class}].push_back(r.log_error);
+    all[r.scenario].push_back(r.log_error);
+    by_kind[r.kind_class][r.scenario].push_back(r.log_error);
+    by_class[{r.kind_class, r.bound_class}][r.scenario].push_back(r.log_error);
   }
-  std::sort(all_.begin(), all_.end());
-  for (auto& [_, v] : by_kind_) std::sort(v.begin(), v.end());
-  for (auto& [_, v] : by_class_) std::sort(v.begin(), v.end());
+  all_ = make_group(all);
+  for (const auto& [kind, cases] : by_kind) by_kind_[kind] = make_group(cases);
+  for (const auto& [cls, cases] : by_class) by_class_[cls] = make_group(cases);
 }
 
 std::size_t Discrepancy::count(const std::string& kind, const std::string& bound) const {
   const auto it = by_class_.find({kind, bound});
-  return it == by_class_.end() ? 0 : it->second.size();
+  return it == by_class_.end() ? 0 : it->second.records;
 }
 
 double Discrepancy::weight(const std::string& kind, const std::string& bound) const {
-  return weight_of(count(kind, bound), k_);
+  const auto it = by_class_.find({kind, bound});
+  return weight_of(it == by_class_.end() ? 0 : it->second.cases, k_);
 }
 
 double Discrepancy::kind_weight(const std::string& kind) const {
   const auto it = by_kind_.find(kind);
-  return weight_of(it == by_kind_.end() ? 0 : it->second.size(), k_);
+  return weight_of(it == by_kind_.end() ? 0 : it->second.cases, k_);
 }
 
 double Discrepancy::quantile(const std::string& kind, const std::string& bound, double p) const {
-  const double pooled = predictive_quantile(all_, p);
+  const double pooled = predictive_quantile(all_.predictive, p);
   const auto ki = by_kind_.find(kind);
   const double wk = kind_weight(kind);
-  const double in_kind = wk > 0 ? wk * predictive_quantile(ki->second, p) + (1 - wk) * pooled : pooled;
+  const double in_kind = wk > 0 ? wk * predictive_quantile(ki->second.predictive, p) + (1 - wk) * pooled : pooled;
   const auto ci = by_class_.find({kind, bound});
   const double wc = weight(kind, bound);
-  return wc > 0 ? wc * predictive_quantile(ci->second, p) + (1 - wc) * in_kind : in_kind;
+  return wc > 0 ? wc * predictive_quantile(ci->second.predictive, p) + (1 - wc) * in_kind : in_kind;
 }
 
 std::vector<double> Discrepancy::grid(const std::string& kind, const std::string& bound) const {

@@ -13,8 +13,12 @@
 //                lock: tas, ticket, mcs, qspinlock, cna, rwlock, brlock,
 //                spinlock), "sleeping" (mutex, rwsem, semaphore, ...),
 //                "line" (a shared cache line, no lock).
-// Estimator: empirical quantiles per class, shrunk toward the kind class's
-// and that toward all records' (quantile averaging, weight n / (n + k)).
+// Estimator: per class, the predictive distribution of a new case's figure
+// (every case's offset, the median of its records, plus every record's
+// residual from its own case's offset: between-case and within-case error
+// convolved), its empirical quantiles shrunk toward the kind class's and
+// that toward all records' (quantile averaging, weight m / (m + k) for m
+// cases).
 #pragma once
 
 #include <cstddef>
@@ -33,9 +37,9 @@ namespace vfssim::report {
 
 inline constexpr const char* kKindClasses[] = {"value", "ratio", "other"};
 inline constexpr const char* kBoundClasses[] = {"uncontended", "spinlock", "sleeping", "line"};
-// The shrinkage constant k of the weight n / (n + k): a class of k records
-// weighs as much as its parent.
-inline constexpr double kDiscrepancyShrinkage = 10;
+// The shrinkage constant k of the weight m / (m + k): a class learned from
+// k cases weighs as much as its parent.
+inline constexpr double kDiscrepancyShrinkage = 2;
 // The quantile grid a class's distribution is evaluated on when it is
 // combined with parameter samples: levels (j + 0.5) / kDiscrepancyGrid.
 inline constexpr int kDiscrepancyGrid = 200;
@@ -66,12 +70,12 @@ class Discrepancy {
   // The p-quantile (0..1) of log(reported / predicted) in a class (shrunk);
   // 0 when no record was learned.
   double quantile(const std::string& kind, const std::string& bound, double p) const;
-  // The class's weight n / (n + k) against its kind class, and the kind
-  // class's against all records.
+  // The class's weight m / (m + k) (m: its cases) against its kind class,
+  // and the kind class's against all records.
   double weight(const std::string& kind, const std::string& bound) const;
   double kind_weight(const std::string& kind) const;
   std::size_t count(const std::string& kind, const std::string& bound) const;
-  std::size_t size() const { return all_.size(); }
+  std::size_t size() const { return all_.records; }
   // The class's distribution on the grid (kDiscrepancyGrid levels).
   std::vector<double> grid(const std::string& kind, const std::string& bound) const;
   // P(true / predicted ratio > 1 / r): the probability that the truth is
@@ -79,10 +83,17 @@ class Discrepancy {
   double prob_above_one(const std::string& kind, const std::string& bound, double r) const;
 
  private:
+  // A group of records (all, a kind class, a class): its predictive
+  // distribution, sorted, and how many cases and records it was learned from.
+  struct Group {
+    std::vector<double> predictive;
+    std::size_t cases = 0, records = 0;
+  };
+  static Group make_group(const std::map<std::string, std::vector<double>>& by_case);
   double k_ = kDiscrepancyShrinkage;
-  std::vector<double> all_;
-  std::map<std::string, std::vector<double>> by_kind_;
-  std::map<std::pair<std::string, std::string>, std::vector<double>> by_class_;
+  Group all_;
+  std::map<std::string, Group> by_kind_;
+  std::map<std::pair<std::string, std::string>, Group> by_class_;
 };
 
 // The table kept in the repository (scenarios/validation/discrepancy.json,

@@ -21,7 +21,7 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "scenarios" / "validation"
 TABLE = CORPUS / "discrepancy.json"
-SHRINKAGE_K = 10  # results/discrepancy.h kDiscrepancyShrinkage
+SHRINKAGE_K = 2  # results/discrepancy.h kDiscrepancyShrinkage
 
 
 def corpus_sha256():

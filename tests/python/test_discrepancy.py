@@ -21,7 +21,7 @@ def test_discrepancy_table_is_current():
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     t = json.loads((ROOT / "scenarios" / "validation" / "discrepancy.json").read_text())
-    assert t["corpus_commit"] and len(t["corpus_sha256"]) == 64 and t["shrinkage_k"] == 10
+    assert t["corpus_commit"] and len(t["corpus_sha256"]) == 64 and t["shrinkage_k"] == 2
     assert sum(t["classes"].values()) == len(t["records"]) > 100
 
 

@@ -48,7 +48,8 @@ std::vector<FigureInput> synthetic(int cases, int per, double sigma, double tau,
 
 }  // namespace
 
-TEST_CASE("discrepancy: a class's weight is n / (n + k), and its quantiles shrink toward the kind class's") {
+TEST_CASE("discrepancy: a class's weight is m / (m + k) for m cases, and its quantiles shrink toward the kind class's") {
+  // One record a case here: m = n.
   std::vector<DiscrepancyRecord> r;
   for (int i = 0; i < 30; ++i) r.push_back(rec("a" + std::to_string(i), "value", "spinlock", 0.0));
   for (int i = 0; i < 5; ++i) r.push_back(rec("b" + std::to_string(i), "value", "line", 1.0));
@@ -68,6 +69,27 @@ TEST_CASE("discrepancy: a class's weight is n / (n + k), and its quantiles shrin
   CHECK(Discrepancy(r, 0).quantile("value", "line", 0.5) == doctest::Approx(1.0));
   // No records: no error (a zero-width model band).
   CHECK(Discrepancy({}, 10).quantile("value", "line", 0.9) == 0);
+}
+
+TEST_CASE("discrepancy: a new case errs by a case's offset plus a figure's residual (the two convolved)") {
+  // Case a: 0 and 0.2 (offset 0.1); case b: 1.0 and 1.2 (offset 1.1). Residuals -0.1, 0.1, -0.1, 0.1.
+  // A new case's figure: either offset plus any residual, equally likely:
+  // {0, 0, 0.2, 0.2, 1.0, 1.0, 1.2, 1.2}.
+  const std::vector<DiscrepancyRecord> r{rec("a", "value", "line", 0.0), rec("a", "value", "line", 0.2),
+                                         rec("b", "value", "line", 1.0), rec("b", "value", "line", 1.2)};
+  const Discrepancy d(r, 0);
+  CHECK(d.count("value", "line") == 4);
+  CHECK(d.quantile("value", "line", 1.0 / 9) == doctest::Approx(0.0));  // order statistic (8 + 1) p = 1
+  CHECK(d.quantile("value", "line", 4.0 / 9) == doctest::Approx(0.2));
+  CHECK(d.quantile("value", "line", 5.0 / 9) == doctest::Approx(1.0));
+  CHECK(d.quantile("value", "line", 8.0 / 9) == doctest::Approx(1.2));
+  // Weighted by cases, not records: 40 records of one case weigh as one case.
+  std::vector<DiscrepancyRecord> many;
+  for (int i = 0; i < 40; ++i) many.push_back(rec("one", "value", "spinlock", 0.01 * i));
+  many.push_back(rec("x", "value", "line", 0.0));
+  const Discrepancy m(many, 2);
+  CHECK(m.weight("value", "spinlock") == doctest::Approx(1.0 / 3));
+  CHECK(m.kind_weight("value") == doctest::Approx(2.0 / 4));
 }
 
 TEST_CASE("discrepancy: quantiles are predictive (order statistic (n + 1) p), not narrower than the records") {
