@@ -231,7 +231,7 @@ TEST_CASE("the tasks record is in the schema: JSON keys, null when not measured,
 TEST_CASE("the table's p99 cell rounds before it picks the unit: 999.7 ns is 1us, not 1e+03ns") {
   auto cell = [](std::int64_t ps) {
     vfssim::models::CurvePoint cp;
-    cp.strategy = "s";
+    cp.strategy = std::string(1, 's');  // not = "s": GCC 12 -O3 false -Wrestrict (PR105329)
     cp.cpus = 1;
     cp.ops_per_sec = 1;
     vfssim::models::PointResult r;
