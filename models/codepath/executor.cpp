@@ -39,6 +39,7 @@ Executor::Executor(sim::Simulation& sim, const Program& program, const Topology&
   handler_id_ = sim_.add_handler(this);
   const std::size_t n = config_.cpus.size();
   tasks_.resize(n);
+  cold_.resize(n);
   task_of_cpu_.assign(topo_.num_cpus(), -1);
   for (std::size_t t = 0; t < n; ++t) {
     Task& task = tasks_[t];
@@ -47,9 +48,9 @@ Executor::Executor(sim::Simulation& sim, const Program& program, const Topology&
     if (task_of_cpu_[task.cpu] >= 0) throw std::invalid_argument("two tasks placed on one CPU");
     task_of_cpu_[task.cpu] = static_cast<int>(t);
     task.rng = sim::RngStream(config_.seed, "task", static_cast<std::uint64_t>(t));
-    task.pick_rng = sim::RngStream(config_.seed, "pick", static_cast<std::uint64_t>(t));
+    cold_[t].pick_rng = sim::RngStream(config_.seed, "pick", static_cast<std::uint64_t>(t));
     if (!config_.roles.empty()) task.entry = task.pc = program_.entries.at(static_cast<std::size_t>(config_.roles.at(t)));
-    task.percpu.assign(program_.percpu_counters, 0);
+    cold_[t].percpu.assign(program_.percpu_counters, 0);
   }
   build_instances();
   for (std::size_t t = 0; t < n; ++t) pick_objects(t);
@@ -59,9 +60,10 @@ Executor::Executor(sim::Simulation& sim, const Program& program, const Topology&
     // Reading every CPU's copy of a per-CPU line: a copy that a busy CPU
     // keeps writing comes from that CPU's cache; an idle CPU's copy is never
     // written, so after the first sum it stays in the reader's cache.
-    for (auto& task : tasks_) {
-      task.sum_cost = topo_.local_hit() * static_cast<std::int64_t>(topo_.num_cpus() - static_cast<int>(n));
-      for (const auto& other : tasks_) task.sum_cost += topo_.transfer(other.cpu, task.cpu);
+    for (std::size_t t = 0; t < n; ++t) {
+      Duration& cost = cold_[t].sum_cost;
+      cost = topo_.local_hit() * static_cast<std::int64_t>(topo_.num_cpus() - static_cast<int>(n));
+      for (const auto& other : tasks_) cost += topo_.transfer(other.cpu, tasks_[t].cpu);
     }
   }
   for (std::uint32_t s = 0; s < program_.locks.size(); ++s)
@@ -164,7 +166,7 @@ void Executor::build_instances() {
 
 void Executor::pick_objects(std::size_t t) {
   if (object_slots_.empty()) return;
-  Task& task = tasks_[t];
+  TaskCold& task = cold_[t];
   const double u = random_picks_ ? task.pick_rng.uniform() : 0.0;
   for (std::size_t p = 0; p < pickers_.size(); ++p) {
     const Picker& pk = pickers_[p];
@@ -349,13 +351,13 @@ template <bool FromEvent>
     return acquire(task, in, at) ? Next::kStep : Next::kStop;
   }
   if (kind == InstrKind::kEndIteration) return end_iteration(t, at, ended_iteration) ? Next::kStep : Next::kStop;
-  if (run_local(task, in, at)) return Next::kStep;
+  if (run_local(t, task, in, at)) return Next::kStep;
   if (!at_clock) return Next::kWait;
   return run_shared(t, in, at) ? Next::kStep : Next::kStop;
 }
 
 // The other local steps: true when `in` is one (and has run).
-[[gnu::always_inline]] inline bool Executor::run_local(Task& task, const Instr& in, sim::Time& at) {
+[[gnu::always_inline]] inline bool Executor::run_local(std::size_t t, Task& task, const Instr& in, sim::Time& at) {
   switch (in.kind) {
     case InstrKind::kSleep: {
       const Duration d = draw(task, in.time);  // idle: not CPU time
@@ -377,7 +379,7 @@ template <bool FromEvent>
     case InstrKind::kPercpuCount: {
       at += topo_.local_hit();  // this_cpu_add
       profile_.charge(task.pc, topo_.local_hit());
-      std::uint32_t& c = task.percpu[in.aux];
+      std::uint32_t& c = cold_[t].percpu[in.aux];
       if (++c < static_cast<std::uint32_t>(in.count)) {
         task.pc = in.jump;
       } else {
@@ -403,29 +405,30 @@ template <bool FromEvent>
       return true;
     }
   }
+  TaskCold& cold = cold_[t];
   if (at > config_.warmup && at <= config_.end) {
-    ++task.window_iterations;
+    ++cold.window_iterations;
     ++window_iterations_;
     latency_.record((at - task.iteration_start).count());
   }
   task.iteration_start = at;
   task.pc = task.entry;
   if (at > config_.end) return false;  // past the window: this task is done
-  ++task.iteration;
+  ++cold.iteration;
   if (!object_slots_.empty()) pick_objects(t);  // between iterations: the task holds no lock, is in no read section
   // A random time may draw 0 (compute: {exp: 1ns}), a branch may skip every
   // timed step; a loop that would stall by chance is refused before the run
   // (zero_time_probability), so only a long run of zero-time iterations
   // means the clock cannot advance.
-  if (at == task.last_iteration_end) {
-    if (++task.zero_time_iterations > kMaxZeroTimeIterations)
+  if (at == cold.last_iteration_end) {
+    if (++cold.zero_time_iterations > kMaxZeroTimeIterations)
       throw InvariantViolation("the loop took no simulated time " + std::to_string(kMaxZeroTimeIterations) +
                                " iterations in a row on cpu " + std::to_string(task.cpu) +
                                ": the run would never advance");
   } else {
-    task.zero_time_iterations = 0;
+    cold.zero_time_iterations = 0;
   }
-  task.last_iteration_end = at;
+  cold.last_iteration_end = at;
   // A loop with no shared step would never yield: one event per iteration
   // at most keeps the engine in charge.
   if (ended_before) {
@@ -459,9 +462,9 @@ template <bool FromEvent>
     case InstrKind::kAtomic: finish(task, at, task.lines[in.slot]->rmw(topo_, task.cpu, at)); break;
     case InstrKind::kLoad: finish(task, at, task.lines[in.slot]->load(topo_, task.cpu, at)); break;
     case InstrKind::kStore: finish(task, at, task.lines[in.slot]->store(topo_, task.cpu, at)); break;
-    case InstrKind::kSumPerCpu: finish(task, at, at + task.sum_cost); break;
-    case InstrKind::kSeqBegin: return seq_begin(task, in, at);
-    case InstrKind::kSeqRetry: seq_retry(task, in, at); return true;
+    case InstrKind::kSumPerCpu: finish(task, at, at + cold_[t].sum_cost); break;
+    case InstrKind::kSeqBegin: return seq_begin(t, in, at);
+    case InstrKind::kSeqRetry: seq_retry(t, in, at); return true;
     case InstrKind::kSeqWriteBegin: seq_write_begin(task, in, at); return true;
     case InstrKind::kSeqWriteEnd: seq_write_end(task, in, at); return true;
     case InstrKind::kRcuReadLock:
@@ -538,7 +541,9 @@ template <bool FromEvent>
   at = r.done;
 }
 
-bool Executor::seq_begin(Task& task, const Instr& in, sim::Time& at) {
+bool Executor::seq_begin(std::size_t t, const Instr& in, sim::Time& at) {
+  Task& task = tasks_[t];
+  TaskCold& cold = cold_[t];
   sim::Time begun;
   std::uint64_t seq = 0;
   if (!task.seqs[in.slot]->read_begin(task.cpu, at, begun, seq)) {
@@ -547,33 +552,35 @@ bool Executor::seq_begin(Task& task, const Instr& in, sim::Time& at) {
     return false;  // write_end wakes us to try again
   }
   const SeqFrame f{seq, checker_->epoch(task.seq_ids[in.slot]), 0};
-  if (task.seq_restart) {
-    task.seq_restart = false;
-    task.seq_stack.back().seq = f.seq;
-    task.seq_stack.back().epoch = f.epoch;
+  if (cold.seq_restart) {
+    cold.seq_restart = false;
+    cold.seq_stack.back().seq = f.seq;
+    cold.seq_stack.back().epoch = f.epoch;
   } else {
-    task.seq_stack.push_back(f);
+    cold.seq_stack.push_back(f);
   }
   finish(task, at, begun);
   ++task.pc;
   return true;
 }
 
-void Executor::seq_retry(Task& task, const Instr& in, sim::Time& at) {
-  SeqFrame& f = task.seq_stack.back();
+void Executor::seq_retry(std::size_t t, const Instr& in, sim::Time& at) {
+  Task& task = tasks_[t];
+  TaskCold& cold = cold_[t];
+  SeqFrame& f = cold.seq_stack.back();
   sim::Time checked;
   const bool retry = task.seqs[in.slot]->read_retry(task.cpu, at, f.seq, checked);
   finish(task, at, checked);
   if (!retry) {
     checker_->accept_read(task.seq_ids[in.slot], f.epoch, program_.seqcounts[in.slot].name, task.cpu);
-    task.seq_stack.pop_back();
+    cold.seq_stack.pop_back();
     task.pc = in.aux;
   } else if (in.count < 0 || f.retries < in.count) {
     ++f.retries;
-    task.seq_restart = true;
+    cold.seq_restart = true;
     task.pc = in.jump;
   } else {
-    task.seq_stack.pop_back();  // read_seqbegin_or_lock: take the lock
+    cold.seq_stack.pop_back();  // read_seqbegin_or_lock: take the lock
     task.pc = in.jump2;
   }
 }
