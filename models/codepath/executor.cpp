@@ -1,41 +1,14 @@
 #include "models/codepath/executor.h"
 
 #include <algorithm>
-#include <cmath>
-#include <map>
 
 #include "models/kernel/free_lock.h"
 #include "models/kernel/lock_kinds.h"
 
 namespace vfssim::models {
 
-std::unique_ptr<AnyLock> make_lock(const LockDecl& decl, LockContext ctx) {
-  if (const LockKind* k = find_lock_kind(decl.kind)) return k->make(decl, ctx);
-  throw ScenarioError(decl.mark, "lock '" + decl.name + "' has kind '" + decl.kind + "', which has no model",
-                      "a kind listed in docs/scenario-format.md");
-}
-
-namespace {
-
-// Which instance of a scoped object task `task` on `cpu` touches.
-int instance_key(Scope scope, const Topology& topo, TaskKind kind, int task, int cpu) {
-  switch (scope) {
-    case Scope::kGlobal: return 0;
-    case Scope::kNode: return topo.node_of(cpu);
-    case Scope::kCpu: return cpu;
-    case Scope::kProcess: return kind == TaskKind::kThread ? 0 : task;
-    case Scope::kTask: return task;
-    case Scope::kObject: return 0;  // rebound per iteration (Executor::pick_objects)
-  }
-  return 0;
-}
-
-int object_count(Scope scope, const ObjectSet& o) { return scope == Scope::kObject ? static_cast<int>(o.objects.value) : 0; }
-
-}  // namespace
-
 Executor::Executor(sim::Simulation& sim, const Program& program, const Topology& topo, ExecutorConfig config)
-    : sim_(sim), program_(program), topo_(topo), config_(std::move(config)), profile_(program.code.size()) {
+    : sim_(sim), program_(program), topo_(topo), config_(std::move(config)), picks_(program), profile_(program.code.size()) {
   handler_id_ = sim_.add_handler(this);
   const std::size_t n = config_.cpus.size();
   tasks_.resize(n);
@@ -81,117 +54,6 @@ Executor::Executor(sim::Simulation& sim, const Program& program, const Topology&
   checker_.emplace(std::move(lock_names), seqs_.size());
   if (program_.uses_rcu_gp) rcu_ = std::make_unique<RcuDriver>(program_.hz, config_.cpus, config_.seed, config_.broken_rcu_ignores_readers);
 }
-
-// Every declared object, instantiated by scope; then each task's rows.
-void Executor::build_instances() {
-  const std::size_t n = tasks_.size();
-  auto key = [this](auto decls) {
-    return [this, decls](std::size_t t, std::size_t s) {
-      return instance_key((*decls)[s].scope, topo_, config_.tasks, static_cast<int>(t), tasks_[t].cpu);
-    };
-  };
-  auto objects = [](auto decls) {
-    return [decls](std::size_t s) { return object_count((*decls)[s].scope, (*decls)[s].objects); };
-  };
-  auto no_external = [](std::size_t, std::size_t) -> AnyLock* { return nullptr; };
-  locks_.build(n, program_.locks.size(), key(&program_.locks), no_external, [this](std::size_t s, int k) {
-    const auto& d = program_.locks[s];
-    return config_.lock_factory(d, LockContext{&topo_, sim::RngStream(config_.seed, "lock:" + d.name, static_cast<std::uint64_t>(k))});
-  }, objects(&program_.locks));
-  acquired_at_.assign(locks_.size(), 0);
-  contended_at_.assign(program_.code.size(), 0);
-  contending_at_.assign(program_.code.size(), 0);
-  // A line declared `on: LOCK` is the word's line of this task's instance of that lock.
-  auto on_lock = [this](std::size_t t, std::size_t s) -> CacheLine* {
-    const auto& d = program_.lines[s];
-    if (d.on.empty()) return nullptr;
-    std::size_t ls = 0;
-    while (program_.locks[ls].name != d.on) ++ls;
-    CacheLine* word = locks_.at(t, ls)->word_line();
-    if (!word) throw std::invalid_argument("line '" + d.name + "' is on lock '" + d.on + "', which has no word line");
-    return word;
-  };
-  // shared_by: N consecutive task indices (or CPU numbers) to one instance.
-  auto line_key = [this, k = key(&program_.lines)](std::size_t t, std::size_t s) { return k(t, s) / program_.lines[s].shared_by; };
-  lines_.build(n, program_.lines.size(), line_key, on_lock,
-               [](std::size_t, int) { return std::make_unique<CacheLine>(); }, objects(&program_.lines));
-  seqs_.build(n, program_.seqcounts.size(), key(&program_.seqcounts),
-              [](std::size_t, std::size_t) -> SeqCount* { return nullptr; },
-              [this](std::size_t, int) { return config_.seq_factory(topo_); }, objects(&program_.seqcounts));
-  // The per-object slots and their pickers (declarations with the same
-  // objects and pick share one, so they pick the same object).
-  auto add = [this](Table table, const auto& decls) {
-    for (std::size_t s = 0; s < decls.size(); ++s) {
-      if (decls[s].scope != Scope::kObject) continue;
-      const ObjectSet& o = decls[s].objects;
-      std::size_t p = 0;
-      while (p < pickers_.size() && !(pickers_[p].set == o)) ++p;
-      if (p == pickers_.size()) {
-        Picker pk{o, static_cast<int>(o.objects.value), {}};
-        if (o.pick == ObjectSet::Pick::kZipf) {
-          double sum = 0;
-          for (int k = 0; k < pk.n; ++k) pk.cdf.push_back(sum += std::pow(k + 1.0, -o.zipf_s));
-          for (double& c : pk.cdf) c /= sum;
-        }
-        random_picks_ = random_picks_ || o.pick == ObjectSet::Pick::kUniform || o.pick == ObjectSet::Pick::kZipf;
-        pickers_.push_back(std::move(pk));
-      }
-      object_slots_.push_back({table, static_cast<std::uint32_t>(s), static_cast<std::uint32_t>(p)});
-    }
-  };
-  add(Table::kLock, program_.locks);
-  add(Table::kLine, program_.lines);
-  add(Table::kSeq, program_.seqcounts);
-  for (std::size_t s = 0; s < program_.lines.size(); ++s) {
-    const auto& d = program_.lines[s];
-    if (d.on.empty()) continue;
-    std::uint32_t ls = 0;
-    while (program_.locks[ls].name != d.on) ++ls;
-    if (program_.locks[ls].scope == Scope::kObject) object_on_lines_.push_back({static_cast<std::uint32_t>(s), ls});
-  }
-  picked_.assign(pickers_.size(), 0);
-  pools_.build(n, program_.pools.size(), key(&program_.pools), [this](std::size_t s, int) {
-    const auto& d = program_.pools[s];
-    return std::make_unique<FreePages>(d.low.value, d.high.value, d.refill.value);
-  });
-  for (std::size_t t = 0; t < n; ++t) {
-    tasks_[t].locks = locks_.row(t);
-    tasks_[t].lock_ids = locks_.id_row(t);
-    tasks_[t].lines = lines_.row(t);
-    tasks_[t].seqs = seqs_.row(t);
-    tasks_[t].seq_ids = seqs_.id_row(t);
-    tasks_[t].pools = pools_.row(t);
-  }
-}
-
-void Executor::pick_objects(std::size_t t) {
-  if (object_slots_.empty()) return;
-  TaskCold& task = cold_[t];
-  const double u = random_picks_ ? task.pick_rng.uniform() : 0.0;
-  for (std::size_t p = 0; p < pickers_.size(); ++p) {
-    const Picker& pk = pickers_[p];
-    const auto n = static_cast<std::uint64_t>(pk.n);
-    switch (pk.set.pick) {
-      case ObjectSet::Pick::kTask: picked_[p] = static_cast<int>(t % n); break;
-      case ObjectSet::Pick::kRoundRobin: picked_[p] = static_cast<int>((t + task.iteration) % n); break;
-      case ObjectSet::Pick::kUniform: picked_[p] = std::min(pk.n - 1, static_cast<int>(u * pk.n)); break;
-      case ObjectSet::Pick::kZipf:
-        picked_[p] = std::min(pk.n - 1, static_cast<int>(std::upper_bound(pk.cdf.begin(), pk.cdf.end(), u) - pk.cdf.begin()));
-        break;
-    }
-  }
-  for (const ObjectSlot& os : object_slots_) {
-    const int k = picked_[os.picker];
-    switch (os.table) {
-      case Table::kLock: locks_.rebind(t, os.slot, k); break;
-      case Table::kLine: lines_.rebind(t, os.slot, k); break;
-      case Table::kSeq: seqs_.rebind(t, os.slot, k); break;
-    }
-  }
-  for (const auto& [line, lock] : object_on_lines_) lines_.rebind_external(t, line, locks_.at(t, lock)->word_line());
-}
-
-std::unique_ptr<SeqCount> make_seqcount(const Topology& topo) { return std::make_unique<SeqCount>(topo); }
 
 void Executor::start() {
   sim_.schedule(config_.warmup, handler_id_, kWarmupEnd, 0, /*priority=*/0);
@@ -415,7 +277,7 @@ template <bool FromEvent>
   task.pc = task.entry;
   if (at > config_.end) return false;  // past the window: this task is done
   ++cold.iteration;
-  if (!object_slots_.empty()) pick_objects(t);  // between iterations: the task holds no lock, is in no read section
+  if (!picks_.empty()) pick_objects(t);  // between iterations: the task holds no lock, is in no read section
   // A random time may draw 0 (compute: {exp: 1ns}), a branch may skip every
   // timed step; a loop that would stall by chance is refused before the run
   // (zero_time_probability), so only a long run of zero-time iterations
@@ -606,90 +468,6 @@ void Executor::synchronize_rcu(std::size_t t, sim::Time at) {
   schedule_grace_period_end(rcu_->synchronize(t, at));
   task.blocked = true;
   task.blocked_since = at;  // the grace period's end resumes us
-}
-
-namespace {
-
-// One row per declared lock, line, seqcount or pool: its instances' counters
-// summed, as lock_stat reports a lock class.
-template <class Report, class Decl, class Instance>
-std::vector<Report> class_report(const std::vector<Decl>& decls, const InstanceTable<Instance>& table) {
-  std::vector<Report> out(decls.size());
-  for (std::size_t s = 0; s < out.size(); ++s) {
-    out[s].name = decls[s].name;
-    if constexpr (requires { out[s].scope; }) out[s].scope = decls[s].scope;
-    if constexpr (requires { out[s].kind; }) out[s].kind = decls[s].kind;
-  }
-  for (std::size_t i = 0; i < table.size(); ++i) {
-    auto& r = out[table.slot_of(i)];
-    ++r.instances;
-    r.stats.merge(table.instance(i).stats());
-  }
-  return out;
-}
-
-}  // namespace
-
-std::vector<LockReport> Executor::lock_report() const { return class_report<LockReport>(program_.locks, locks_); }
-std::vector<LockModeReport> Executor::lock_mode_report() const {
-  std::vector<LockStats> by_mode[2];
-  for (auto& v : by_mode) v.resize(program_.locks.size());
-  for (std::size_t i = 0; i < locks_.size(); ++i)
-    for (int m = 0; m < 2; ++m)
-      by_mode[m][locks_.slot_of(i)].merge(locks_.instance(i).mode_stats(m ? LockMode::kShared : LockMode::kExclusive));
-  std::vector<LockModeReport> out;
-  for (std::size_t s = 0; s < program_.locks.size(); ++s) {
-    const LockStats& w = by_mode[0][s];
-    const LockStats& r = by_mode[1][s];
-    // As lock_stat: a class held only exclusively has its plain row.
-    if (r.holds == 0) continue;
-    if (w.holds) out.push_back({program_.locks[s].name, "W", w});
-    out.push_back({program_.locks[s].name, "R", r});
-  }
-  return out;
-}
-
-std::vector<ContentionPoint> Executor::contention_points() const {
-  std::vector<ContentionPoint> out;
-  for (std::size_t slot = 0; slot < program_.locks.size(); ++slot)
-    for (const auto* counts : {&contended_at_, &contending_at_}) {
-      std::vector<ContentionPoint> points;
-      for (std::size_t pc = 0; pc < counts->size(); ++pc) {
-        const Instr& in = program_.code[pc];
-        if ((*counts)[pc] == 0 || in.kind != InstrKind::kAcquire || in.slot != slot) continue;
-        points.push_back({program_.locks[slot].name, counts == &contended_at_ ? "contention" : "contending",
-                          static_cast<int>(pc), program_.chain(pc), (*counts)[pc]});
-      }
-      std::stable_sort(points.begin(), points.end(),
-                       [](const auto& a, const auto& b) { return a.contentions > b.contentions; });
-      for (std::size_t i = 0; i < points.size() && i < kContentionPoints; ++i) out.push_back(std::move(points[i]));
-    }
-  return out;
-}
-
-std::vector<LineReport> Executor::line_report() const { return class_report<LineReport>(program_.lines, lines_); }
-std::vector<SeqReport> Executor::seq_report() const { return class_report<SeqReport>(program_.seqcounts, seqs_); }
-std::vector<PoolReport> Executor::pool_report() const { return class_report<PoolReport>(program_.pools, pools_); }
-
-std::vector<TaskWait> Executor::wait_snapshot() const {
-  std::vector<TaskWait> out(tasks_.size());
-  for (std::size_t t = 0; t < tasks_.size(); ++t) {
-    const Task& task = tasks_[t];
-    TaskWait& w = out[t];
-    w.cpu = task.cpu;
-    w.blocked = task.blocked;
-    w.detail = program_.detail[task.pc];
-    w.chain = program_.chain(task.pc);
-    const Instr& in = program_.code[task.pc];
-    if (in.kind != InstrKind::kAcquire) continue;
-    const std::uint32_t id = task.lock_ids[in.slot];
-    w.on_lock = true;
-    w.lock = program_.locks[in.slot].name;
-    w.holder_cpu = checker_->exclusive_holder(id);
-    w.holder_task = w.holder_cpu < 0 ? -1 : task_of_cpu_[w.holder_cpu];
-    w.readers = checker_->readers(id);
-  }
-  return out;
 }
 
 }  // namespace vfssim::models

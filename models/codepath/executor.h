@@ -12,6 +12,8 @@
 //
 // The executor is assembled from parts, each with its own state:
 //   InstanceTable   the lock, line, seqcount and pool instances by scope;
+//   ObjectPicks     which object a per-object declaration touches in an
+//                   iteration;
 //   InvariantChecker mutual exclusion, reader/writer exclusion, seqcount
 //                   safety, independently of the models;
 //   RcuDriver       read sections, grace periods, callbacks (and their
@@ -31,6 +33,7 @@
 #include "models/codepath/cpu_profile.h"
 #include "models/codepath/instance_table.h"
 #include "models/codepath/invariant_checker.h"
+#include "models/codepath/object_picks.h"
 #include "models/codepath/program.h"
 #include "models/codepath/rcu_driver.h"
 #include "models/codepath/smt.h"
@@ -165,26 +168,9 @@ class Executor final : public sim::EventHandler {
   };
 
   void build_instances();
-  // scope: object: which object each per-object slot of task `t` uses in
-  // its current iteration (ObjectSet's rules), and rebinds its rows.
+  // scope: object: task `t`'s objects for its current iteration
+  // (ObjectPicks), its rows rebound to them.
   void pick_objects(std::size_t t);
-  // One per distinct (objects, pick) of the program's per-object declarations.
-  struct Picker {
-    ObjectSet set;
-    int n = 1;
-    std::vector<double> cdf;  // zipf: P(object <= k)
-  };
-  enum class Table : std::uint8_t { kLock, kLine, kSeq };
-  struct ObjectSlot {
-    Table table;
-    std::uint32_t slot;
-    std::uint32_t picker;
-  };
-  std::vector<Picker> pickers_;
-  std::vector<ObjectSlot> object_slots_;
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> object_on_lines_;  // (line slot, lock slot): on a per-object lock
-  bool random_picks_ = false;  // a uniform or zipf picker: one draw per iteration
-  std::vector<int> picked_;    // scratch: per picker
   std::vector<TaskWait> wait_snapshot() const;
 
   // Runs task `t` from local time `at` (>= now) until it must wait.
@@ -243,6 +229,7 @@ class Executor final : public sim::EventHandler {
   std::vector<Task> tasks_;
   std::vector<TaskCold> cold_;
   std::vector<int> task_of_cpu_;
+  ObjectPicks picks_;
   InstanceTable<AnyLock> locks_;
   InstanceTable<CacheLine> lines_;
   InstanceTable<SeqCount> seqs_;
