@@ -186,7 +186,9 @@ TEST_CASE("docs/scenario-format.md's lock-key table is the registry's lock_keys(
 
 TEST_CASE("docs/scenario-format.md's behaviour table is the registry's lock_behaviours()") {
   const std::string doc = scenario_format_doc();
-  const auto at = doc.find("| kind | behaviour | handoff | reader_spin | reader_steal | wake_readers | rules |");
+  const auto at =
+      doc.find("| kind | behaviour | handoff | reader_spin | reader_steal | wake_readers | spin_on_readers | adaptive | "
+               "handoff_spin | rules |");
   REQUIRE(at != std::string::npos);
   std::vector<std::string> rows;
   const auto end = doc.find("\n\n", at);
@@ -198,7 +200,7 @@ TEST_CASE("docs/scenario-format.md's behaviour table is the registry's lock_beha
   for (std::size_t k = 0; k < table.size(); ++k) {
     const auto& t = table[k];
     CHECK(rows[k] == "| " + std::string(t.kind) + " | " + t.name + " | " + b(t.handoff) + " | " + b(t.reader_spin) +
-                         " | " + b(t.reader_steal) + " | " + (t.wake_all_readers ? "all" : "leading") + " | " + t.rules +
-                         " |");
+                         " | " + b(t.reader_steal) + " | " + (t.wake_all_readers ? "all" : "leading") + " | " +
+                         b(t.spin_on_readers) + " | " + b(t.adaptive) + " | " + b(t.handoff_spin) + " | " + t.rules + " |");
   }
 }
