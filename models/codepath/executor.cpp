@@ -1,44 +1,18 @@
 #include "models/codepath/executor.h"
 
 #include <algorithm>
-#include <cmath>
-#include <map>
 
 #include "models/kernel/free_lock.h"
 #include "models/kernel/lock_kinds.h"
 
 namespace vfssim::models {
 
-std::unique_ptr<AnyLock> make_lock(const LockDecl& decl, LockContext ctx) {
-  if (const LockKind* k = find_lock_kind(decl.kind)) return k->make(decl, ctx);
-  throw ScenarioError(decl.mark, "lock '" + decl.name + "' has kind '" + decl.kind + "', which has no model",
-                      "a kind listed in docs/scenario-format.md");
-}
-
-namespace {
-
-// Which instance of a scoped object task `task` on `cpu` touches.
-int instance_key(Scope scope, const Topology& topo, TaskKind kind, int task, int cpu) {
-  switch (scope) {
-    case Scope::kGlobal: return 0;
-    case Scope::kNode: return topo.node_of(cpu);
-    case Scope::kCpu: return cpu;
-    case Scope::kProcess: return kind == TaskKind::kThread ? 0 : task;
-    case Scope::kTask: return task;
-    case Scope::kObject: return 0;  // rebound per iteration (Executor::pick_objects)
-  }
-  return 0;
-}
-
-int object_count(Scope scope, const ObjectSet& o) { return scope == Scope::kObject ? static_cast<int>(o.objects.value) : 0; }
-
-}  // namespace
-
 Executor::Executor(sim::Simulation& sim, const Program& program, const Topology& topo, ExecutorConfig config)
-    : sim_(sim), program_(program), topo_(topo), config_(std::move(config)), profile_(program.code.size()) {
+    : sim_(sim), program_(program), topo_(topo), config_(std::move(config)), picks_(program), profile_(program.code.size()) {
   handler_id_ = sim_.add_handler(this);
   const std::size_t n = config_.cpus.size();
   tasks_.resize(n);
+  cold_.resize(n);
   task_of_cpu_.assign(topo_.num_cpus(), -1);
   for (std::size_t t = 0; t < n; ++t) {
     Task& task = tasks_[t];
@@ -47,9 +21,9 @@ Executor::Executor(sim::Simulation& sim, const Program& program, const Topology&
     if (task_of_cpu_[task.cpu] >= 0) throw std::invalid_argument("two tasks placed on one CPU");
     task_of_cpu_[task.cpu] = static_cast<int>(t);
     task.rng = sim::RngStream(config_.seed, "task", static_cast<std::uint64_t>(t));
-    task.pick_rng = sim::RngStream(config_.seed, "pick", static_cast<std::uint64_t>(t));
+    cold_[t].pick_rng = sim::RngStream(config_.seed, "pick", static_cast<std::uint64_t>(t));
     if (!config_.roles.empty()) task.entry = task.pc = program_.entries.at(static_cast<std::size_t>(config_.roles.at(t)));
-    task.percpu.assign(program_.percpu_counters, 0);
+    cold_[t].percpu.assign(program_.percpu_counters, 0);
   }
   build_instances();
   for (std::size_t t = 0; t < n; ++t) pick_objects(t);
@@ -59,9 +33,10 @@ Executor::Executor(sim::Simulation& sim, const Program& program, const Topology&
     // Reading every CPU's copy of a per-CPU line: a copy that a busy CPU
     // keeps writing comes from that CPU's cache; an idle CPU's copy is never
     // written, so after the first sum it stays in the reader's cache.
-    for (auto& task : tasks_) {
-      task.sum_cost = topo_.local_hit() * static_cast<std::int64_t>(topo_.num_cpus() - static_cast<int>(n));
-      for (const auto& other : tasks_) task.sum_cost += topo_.transfer(other.cpu, task.cpu);
+    for (std::size_t t = 0; t < n; ++t) {
+      Duration& cost = cold_[t].sum_cost;
+      cost = topo_.local_hit() * static_cast<std::int64_t>(topo_.num_cpus() - static_cast<int>(n));
+      for (const auto& other : tasks_) cost += topo_.transfer(other.cpu, tasks_[t].cpu);
     }
   }
   for (std::uint32_t s = 0; s < program_.locks.size(); ++s)
@@ -79,117 +54,6 @@ Executor::Executor(sim::Simulation& sim, const Program& program, const Topology&
   checker_.emplace(std::move(lock_names), seqs_.size());
   if (program_.uses_rcu_gp) rcu_ = std::make_unique<RcuDriver>(program_.hz, config_.cpus, config_.seed, config_.broken_rcu_ignores_readers);
 }
-
-// Every declared object, instantiated by scope; then each task's rows.
-void Executor::build_instances() {
-  const std::size_t n = tasks_.size();
-  auto key = [this](auto decls) {
-    return [this, decls](std::size_t t, std::size_t s) {
-      return instance_key((*decls)[s].scope, topo_, config_.tasks, static_cast<int>(t), tasks_[t].cpu);
-    };
-  };
-  auto objects = [](auto decls) {
-    return [decls](std::size_t s) { return object_count((*decls)[s].scope, (*decls)[s].objects); };
-  };
-  auto no_external = [](std::size_t, std::size_t) -> AnyLock* { return nullptr; };
-  locks_.build(n, program_.locks.size(), key(&program_.locks), no_external, [this](std::size_t s, int k) {
-    const auto& d = program_.locks[s];
-    return config_.lock_factory(d, LockContext{&topo_, sim::RngStream(config_.seed, "lock:" + d.name, static_cast<std::uint64_t>(k))});
-  }, objects(&program_.locks));
-  acquired_at_.assign(locks_.size(), 0);
-  contended_at_.assign(program_.code.size(), 0);
-  contending_at_.assign(program_.code.size(), 0);
-  // A line declared `on: LOCK` is the word's line of this task's instance of that lock.
-  auto on_lock = [this](std::size_t t, std::size_t s) -> CacheLine* {
-    const auto& d = program_.lines[s];
-    if (d.on.empty()) return nullptr;
-    std::size_t ls = 0;
-    while (program_.locks[ls].name != d.on) ++ls;
-    CacheLine* word = locks_.at(t, ls)->word_line();
-    if (!word) throw std::invalid_argument("line '" + d.name + "' is on lock '" + d.on + "', which has no word line");
-    return word;
-  };
-  // shared_by: N consecutive task indices (or CPU numbers) to one instance.
-  auto line_key = [this, k = key(&program_.lines)](std::size_t t, std::size_t s) { return k(t, s) / program_.lines[s].shared_by; };
-  lines_.build(n, program_.lines.size(), line_key, on_lock,
-               [](std::size_t, int) { return std::make_unique<CacheLine>(); }, objects(&program_.lines));
-  seqs_.build(n, program_.seqcounts.size(), key(&program_.seqcounts),
-              [](std::size_t, std::size_t) -> SeqCount* { return nullptr; },
-              [this](std::size_t, int) { return config_.seq_factory(topo_); }, objects(&program_.seqcounts));
-  // The per-object slots and their pickers (declarations with the same
-  // objects and pick share one, so they pick the same object).
-  auto add = [this](Table table, const auto& decls) {
-    for (std::size_t s = 0; s < decls.size(); ++s) {
-      if (decls[s].scope != Scope::kObject) continue;
-      const ObjectSet& o = decls[s].objects;
-      std::size_t p = 0;
-      while (p < pickers_.size() && !(pickers_[p].set == o)) ++p;
-      if (p == pickers_.size()) {
-        Picker pk{o, static_cast<int>(o.objects.value), {}};
-        if (o.pick == ObjectSet::Pick::kZipf) {
-          double sum = 0;
-          for (int k = 0; k < pk.n; ++k) pk.cdf.push_back(sum += std::pow(k + 1.0, -o.zipf_s));
-          for (double& c : pk.cdf) c /= sum;
-        }
-        random_picks_ = random_picks_ || o.pick == ObjectSet::Pick::kUniform || o.pick == ObjectSet::Pick::kZipf;
-        pickers_.push_back(std::move(pk));
-      }
-      object_slots_.push_back({table, static_cast<std::uint32_t>(s), static_cast<std::uint32_t>(p)});
-    }
-  };
-  add(Table::kLock, program_.locks);
-  add(Table::kLine, program_.lines);
-  add(Table::kSeq, program_.seqcounts);
-  for (std::size_t s = 0; s < program_.lines.size(); ++s) {
-    const auto& d = program_.lines[s];
-    if (d.on.empty()) continue;
-    std::uint32_t ls = 0;
-    while (program_.locks[ls].name != d.on) ++ls;
-    if (program_.locks[ls].scope == Scope::kObject) object_on_lines_.push_back({static_cast<std::uint32_t>(s), ls});
-  }
-  picked_.assign(pickers_.size(), 0);
-  pools_.build(n, program_.pools.size(), key(&program_.pools), [this](std::size_t s, int) {
-    const auto& d = program_.pools[s];
-    return std::make_unique<FreePages>(d.low.value, d.high.value, d.refill.value);
-  });
-  for (std::size_t t = 0; t < n; ++t) {
-    tasks_[t].locks = locks_.row(t);
-    tasks_[t].lock_ids = locks_.id_row(t);
-    tasks_[t].lines = lines_.row(t);
-    tasks_[t].seqs = seqs_.row(t);
-    tasks_[t].seq_ids = seqs_.id_row(t);
-    tasks_[t].pools = pools_.row(t);
-  }
-}
-
-void Executor::pick_objects(std::size_t t) {
-  if (object_slots_.empty()) return;
-  Task& task = tasks_[t];
-  const double u = random_picks_ ? task.pick_rng.uniform() : 0.0;
-  for (std::size_t p = 0; p < pickers_.size(); ++p) {
-    const Picker& pk = pickers_[p];
-    const auto n = static_cast<std::uint64_t>(pk.n);
-    switch (pk.set.pick) {
-      case ObjectSet::Pick::kTask: picked_[p] = static_cast<int>(t % n); break;
-      case ObjectSet::Pick::kRoundRobin: picked_[p] = static_cast<int>((t + task.iteration) % n); break;
-      case ObjectSet::Pick::kUniform: picked_[p] = std::min(pk.n - 1, static_cast<int>(u * pk.n)); break;
-      case ObjectSet::Pick::kZipf:
-        picked_[p] = std::min(pk.n - 1, static_cast<int>(std::upper_bound(pk.cdf.begin(), pk.cdf.end(), u) - pk.cdf.begin()));
-        break;
-    }
-  }
-  for (const ObjectSlot& os : object_slots_) {
-    const int k = picked_[os.picker];
-    switch (os.table) {
-      case Table::kLock: locks_.rebind(t, os.slot, k); break;
-      case Table::kLine: lines_.rebind(t, os.slot, k); break;
-      case Table::kSeq: seqs_.rebind(t, os.slot, k); break;
-    }
-  }
-  for (const auto& [line, lock] : object_on_lines_) lines_.rebind_external(t, line, locks_.at(t, lock)->word_line());
-}
-
-std::unique_ptr<SeqCount> make_seqcount(const Topology& topo) { return std::make_unique<SeqCount>(topo); }
 
 void Executor::start() {
   sim_.schedule(config_.warmup, handler_id_, kWarmupEnd, 0, /*priority=*/0);
@@ -349,13 +213,13 @@ template <bool FromEvent>
     return acquire(task, in, at) ? Next::kStep : Next::kStop;
   }
   if (kind == InstrKind::kEndIteration) return end_iteration(t, at, ended_iteration) ? Next::kStep : Next::kStop;
-  if (run_local(task, in, at)) return Next::kStep;
+  if (run_local(t, task, in, at)) return Next::kStep;
   if (!at_clock) return Next::kWait;
   return run_shared(t, in, at) ? Next::kStep : Next::kStop;
 }
 
 // The other local steps: true when `in` is one (and has run).
-[[gnu::always_inline]] inline bool Executor::run_local(Task& task, const Instr& in, sim::Time& at) {
+[[gnu::always_inline]] inline bool Executor::run_local(std::size_t t, Task& task, const Instr& in, sim::Time& at) {
   switch (in.kind) {
     case InstrKind::kSleep: {
       const Duration d = draw(task, in.time);  // idle: not CPU time
@@ -377,7 +241,7 @@ template <bool FromEvent>
     case InstrKind::kPercpuCount: {
       at += topo_.local_hit();  // this_cpu_add
       profile_.charge(task.pc, topo_.local_hit());
-      std::uint32_t& c = task.percpu[in.aux];
+      std::uint32_t& c = cold_[t].percpu[in.aux];
       if (++c < static_cast<std::uint32_t>(in.count)) {
         task.pc = in.jump;
       } else {
@@ -403,29 +267,30 @@ template <bool FromEvent>
       return true;
     }
   }
+  TaskCold& cold = cold_[t];
   if (at > config_.warmup && at <= config_.end) {
-    ++task.window_iterations;
+    ++cold.window_iterations;
     ++window_iterations_;
     latency_.record((at - task.iteration_start).count());
   }
   task.iteration_start = at;
   task.pc = task.entry;
   if (at > config_.end) return false;  // past the window: this task is done
-  ++task.iteration;
-  if (!object_slots_.empty()) pick_objects(t);  // between iterations: the task holds no lock, is in no read section
+  ++cold.iteration;
+  if (!picks_.empty()) pick_objects(t);  // between iterations: the task holds no lock, is in no read section
   // A random time may draw 0 (compute: {exp: 1ns}), a branch may skip every
   // timed step; a loop that would stall by chance is refused before the run
   // (zero_time_probability), so only a long run of zero-time iterations
   // means the clock cannot advance.
-  if (at == task.last_iteration_end) {
-    if (++task.zero_time_iterations > kMaxZeroTimeIterations)
+  if (at == cold.last_iteration_end) {
+    if (++cold.zero_time_iterations > kMaxZeroTimeIterations)
       throw InvariantViolation("the loop took no simulated time " + std::to_string(kMaxZeroTimeIterations) +
                                " iterations in a row on cpu " + std::to_string(task.cpu) +
                                ": the run would never advance");
   } else {
-    task.zero_time_iterations = 0;
+    cold.zero_time_iterations = 0;
   }
-  task.last_iteration_end = at;
+  cold.last_iteration_end = at;
   // A loop with no shared step would never yield: one event per iteration
   // at most keeps the engine in charge.
   if (ended_before) {
@@ -459,9 +324,9 @@ template <bool FromEvent>
     case InstrKind::kAtomic: finish(task, at, task.lines[in.slot]->rmw(topo_, task.cpu, at)); break;
     case InstrKind::kLoad: finish(task, at, task.lines[in.slot]->load(topo_, task.cpu, at)); break;
     case InstrKind::kStore: finish(task, at, task.lines[in.slot]->store(topo_, task.cpu, at)); break;
-    case InstrKind::kSumPerCpu: finish(task, at, at + task.sum_cost); break;
-    case InstrKind::kSeqBegin: return seq_begin(task, in, at);
-    case InstrKind::kSeqRetry: seq_retry(task, in, at); return true;
+    case InstrKind::kSumPerCpu: finish(task, at, at + cold_[t].sum_cost); break;
+    case InstrKind::kSeqBegin: return seq_begin(t, in, at);
+    case InstrKind::kSeqRetry: seq_retry(t, in, at); return true;
     case InstrKind::kSeqWriteBegin: seq_write_begin(task, in, at); return true;
     case InstrKind::kSeqWriteEnd: seq_write_end(task, in, at); return true;
     case InstrKind::kRcuReadLock:
@@ -538,7 +403,9 @@ template <bool FromEvent>
   at = r.done;
 }
 
-bool Executor::seq_begin(Task& task, const Instr& in, sim::Time& at) {
+bool Executor::seq_begin(std::size_t t, const Instr& in, sim::Time& at) {
+  Task& task = tasks_[t];
+  TaskCold& cold = cold_[t];
   sim::Time begun;
   std::uint64_t seq = 0;
   if (!task.seqs[in.slot]->read_begin(task.cpu, at, begun, seq)) {
@@ -547,33 +414,35 @@ bool Executor::seq_begin(Task& task, const Instr& in, sim::Time& at) {
     return false;  // write_end wakes us to try again
   }
   const SeqFrame f{seq, checker_->epoch(task.seq_ids[in.slot]), 0};
-  if (task.seq_restart) {
-    task.seq_restart = false;
-    task.seq_stack.back().seq = f.seq;
-    task.seq_stack.back().epoch = f.epoch;
+  if (cold.seq_restart) {
+    cold.seq_restart = false;
+    cold.seq_stack.back().seq = f.seq;
+    cold.seq_stack.back().epoch = f.epoch;
   } else {
-    task.seq_stack.push_back(f);
+    cold.seq_stack.push_back(f);
   }
   finish(task, at, begun);
   ++task.pc;
   return true;
 }
 
-void Executor::seq_retry(Task& task, const Instr& in, sim::Time& at) {
-  SeqFrame& f = task.seq_stack.back();
+void Executor::seq_retry(std::size_t t, const Instr& in, sim::Time& at) {
+  Task& task = tasks_[t];
+  TaskCold& cold = cold_[t];
+  SeqFrame& f = cold.seq_stack.back();
   sim::Time checked;
   const bool retry = task.seqs[in.slot]->read_retry(task.cpu, at, f.seq, checked);
   finish(task, at, checked);
   if (!retry) {
     checker_->accept_read(task.seq_ids[in.slot], f.epoch, program_.seqcounts[in.slot].name, task.cpu);
-    task.seq_stack.pop_back();
+    cold.seq_stack.pop_back();
     task.pc = in.aux;
   } else if (in.count < 0 || f.retries < in.count) {
     ++f.retries;
-    task.seq_restart = true;
+    cold.seq_restart = true;
     task.pc = in.jump;
   } else {
-    task.seq_stack.pop_back();  // read_seqbegin_or_lock: take the lock
+    cold.seq_stack.pop_back();  // read_seqbegin_or_lock: take the lock
     task.pc = in.jump2;
   }
 }
@@ -599,90 +468,6 @@ void Executor::synchronize_rcu(std::size_t t, sim::Time at) {
   schedule_grace_period_end(rcu_->synchronize(t, at));
   task.blocked = true;
   task.blocked_since = at;  // the grace period's end resumes us
-}
-
-namespace {
-
-// One row per declared lock, line, seqcount or pool: its instances' counters
-// summed, as lock_stat reports a lock class.
-template <class Report, class Decl, class Instance>
-std::vector<Report> class_report(const std::vector<Decl>& decls, const InstanceTable<Instance>& table) {
-  std::vector<Report> out(decls.size());
-  for (std::size_t s = 0; s < out.size(); ++s) {
-    out[s].name = decls[s].name;
-    if constexpr (requires { out[s].scope; }) out[s].scope = decls[s].scope;
-    if constexpr (requires { out[s].kind; }) out[s].kind = decls[s].kind;
-  }
-  for (std::size_t i = 0; i < table.size(); ++i) {
-    auto& r = out[table.slot_of(i)];
-    ++r.instances;
-    r.stats.merge(table.instance(i).stats());
-  }
-  return out;
-}
-
-}  // namespace
-
-std::vector<LockReport> Executor::lock_report() const { return class_report<LockReport>(program_.locks, locks_); }
-std::vector<LockModeReport> Executor::lock_mode_report() const {
-  std::vector<LockStats> by_mode[2];
-  for (auto& v : by_mode) v.resize(program_.locks.size());
-  for (std::size_t i = 0; i < locks_.size(); ++i)
-    for (int m = 0; m < 2; ++m)
-      by_mode[m][locks_.slot_of(i)].merge(locks_.instance(i).mode_stats(m ? LockMode::kShared : LockMode::kExclusive));
-  std::vector<LockModeReport> out;
-  for (std::size_t s = 0; s < program_.locks.size(); ++s) {
-    const LockStats& w = by_mode[0][s];
-    const LockStats& r = by_mode[1][s];
-    // As lock_stat: a class held only exclusively has its plain row.
-    if (r.holds == 0) continue;
-    if (w.holds) out.push_back({program_.locks[s].name, "W", w});
-    out.push_back({program_.locks[s].name, "R", r});
-  }
-  return out;
-}
-
-std::vector<ContentionPoint> Executor::contention_points() const {
-  std::vector<ContentionPoint> out;
-  for (std::size_t slot = 0; slot < program_.locks.size(); ++slot)
-    for (const auto* counts : {&contended_at_, &contending_at_}) {
-      std::vector<ContentionPoint> points;
-      for (std::size_t pc = 0; pc < counts->size(); ++pc) {
-        const Instr& in = program_.code[pc];
-        if ((*counts)[pc] == 0 || in.kind != InstrKind::kAcquire || in.slot != slot) continue;
-        points.push_back({program_.locks[slot].name, counts == &contended_at_ ? "contention" : "contending",
-                          static_cast<int>(pc), program_.chain(pc), (*counts)[pc]});
-      }
-      std::stable_sort(points.begin(), points.end(),
-                       [](const auto& a, const auto& b) { return a.contentions > b.contentions; });
-      for (std::size_t i = 0; i < points.size() && i < kContentionPoints; ++i) out.push_back(std::move(points[i]));
-    }
-  return out;
-}
-
-std::vector<LineReport> Executor::line_report() const { return class_report<LineReport>(program_.lines, lines_); }
-std::vector<SeqReport> Executor::seq_report() const { return class_report<SeqReport>(program_.seqcounts, seqs_); }
-std::vector<PoolReport> Executor::pool_report() const { return class_report<PoolReport>(program_.pools, pools_); }
-
-std::vector<TaskWait> Executor::wait_snapshot() const {
-  std::vector<TaskWait> out(tasks_.size());
-  for (std::size_t t = 0; t < tasks_.size(); ++t) {
-    const Task& task = tasks_[t];
-    TaskWait& w = out[t];
-    w.cpu = task.cpu;
-    w.blocked = task.blocked;
-    w.detail = program_.detail[task.pc];
-    w.chain = program_.chain(task.pc);
-    const Instr& in = program_.code[task.pc];
-    if (in.kind != InstrKind::kAcquire) continue;
-    const std::uint32_t id = task.lock_ids[in.slot];
-    w.on_lock = true;
-    w.lock = program_.locks[in.slot].name;
-    w.holder_cpu = checker_->exclusive_holder(id);
-    w.holder_task = w.holder_cpu < 0 ? -1 : task_of_cpu_[w.holder_cpu];
-    w.readers = checker_->readers(id);
-  }
-  return out;
 }
 
 }  // namespace vfssim::models

@@ -12,6 +12,8 @@
 //
 // The executor is assembled from parts, each with its own state:
 //   InstanceTable   the lock, line, seqcount and pool instances by scope;
+//   ObjectPicks     which object a per-object declaration touches in an
+//                   iteration;
 //   InvariantChecker mutual exclusion, reader/writer exclusion, seqcount
 //                   safety, independently of the models;
 //   RcuDriver       read sections, grace periods, callbacks (and their
@@ -31,6 +33,7 @@
 #include "models/codepath/cpu_profile.h"
 #include "models/codepath/instance_table.h"
 #include "models/codepath/invariant_checker.h"
+#include "models/codepath/object_picks.h"
 #include "models/codepath/program.h"
 #include "models/codepath/rcu_driver.h"
 #include "models/codepath/smt.h"
@@ -80,7 +83,7 @@ class Executor final : public sim::EventHandler {
 
   // Loop iterations completed inside the window, all tasks together.
   std::uint64_t window_iterations() const { return window_iterations_; }
-  std::uint64_t iterations_of(std::size_t task) const { return tasks_.at(task).window_iterations; }
+  std::uint64_t iterations_of(std::size_t task) const { return cold_.at(task).window_iterations; }
   // Per-op latency: each iteration completed inside the window, from its
   // start (the previous iteration's end, or the task's start) to its end,
   // in picoseconds, all tasks together.
@@ -127,57 +130,47 @@ class Executor final : public sim::EventHandler {
     int retries;
   };
 
-  // One task per CPU: where it is in the program, and its rows of the
-  // instance tables (slot -> the instance this task touches).
-  struct Task {
-    int cpu = 0;
+  // One task per CPU, in two parts. Task: what the interpreter touches at
+  // every step (where it is, its random stream, its blocked state, its rows
+  // of the instance tables: slot -> the instance this task touches), the
+  // first line all a lock loop's steps read. TaskCold: what only an
+  // iteration's end, a kind of step other than a lock's, or a report reads
+  // (iteration counts and checks, object picks, per-CPU counters, seqcount
+  // frames). Both indexed by task.
+  struct alignas(64) Task {
+    sim::RngStream rng;  // compute times and branches
     std::uint32_t pc = 0;
     std::uint32_t entry = 0;  // the first instruction of its role's loop
-    std::uint64_t iteration = 0;  // loop iterations begun, warm-up included (round_robin picks)
-    sim::RngStream pick_rng;      // uniform and zipf picks of scope: object declarations
+    int cpu = 0;
     bool blocked = false;
+    bool lock_retry = false;        // re-trying an acquire it was woken for (its contention is counted)
     bool has_smt_siblings = false;  // other tasks on its core's threads (SmtSlowdown)
     sim::Time blocked_since{};
-    sim::Time last_iteration_end{Duration{-1}};
     sim::Time iteration_start{};  // of the current iteration (per-op latency)
-    std::uint64_t window_iterations = 0;
-    std::uint32_t zero_time_iterations = 0;  // in a row, ending at last_iteration_end
-    sim::RngStream rng;
     AnyLock* const* locks = nullptr;
     const std::uint32_t* lock_ids = nullptr;
     CacheLine* const* lines = nullptr;
     SeqCount* const* seqs = nullptr;
     const std::uint32_t* seq_ids = nullptr;
     FreePages* const* pools = nullptr;
-    std::vector<std::uint32_t> percpu;  // per kPercpuCount counter
-    std::vector<SeqFrame> seq_stack;
-    bool seq_restart = false;      // next kSeqBegin restarts the top frame
-    bool lock_retry = false;       // re-trying an acquire it was woken for (its contention is counted)
     std::uint32_t callback_return = 0;  // running an RCU callback's steps: the kEndIteration that ran it
-    Duration sum_cost{0};          // cost of reading every CPU's copy of a per-CPU line
+  };
+  struct TaskCold {
+    std::uint64_t iteration = 0;  // loop iterations begun, warm-up included (round_robin picks)
+    sim::RngStream pick_rng;      // uniform and zipf picks of scope: object declarations
+    sim::Time last_iteration_end{Duration{-1}};
+    std::uint64_t window_iterations = 0;
+    std::uint32_t zero_time_iterations = 0;  // in a row, ending at last_iteration_end
+    std::vector<std::uint32_t> percpu;       // per kPercpuCount counter
+    std::vector<SeqFrame> seq_stack;
+    bool seq_restart = false;  // next kSeqBegin restarts the top frame
+    Duration sum_cost{0};      // cost of reading every CPU's copy of a per-CPU line
   };
 
   void build_instances();
-  // scope: object: which object each per-object slot of task `t` uses in
-  // its current iteration (ObjectSet's rules), and rebinds its rows.
+  // scope: object: task `t`'s objects for its current iteration
+  // (ObjectPicks), its rows rebound to them.
   void pick_objects(std::size_t t);
-  // One per distinct (objects, pick) of the program's per-object declarations.
-  struct Picker {
-    ObjectSet set;
-    int n = 1;
-    std::vector<double> cdf;  // zipf: P(object <= k)
-  };
-  enum class Table : std::uint8_t { kLock, kLine, kSeq };
-  struct ObjectSlot {
-    Table table;
-    std::uint32_t slot;
-    std::uint32_t picker;
-  };
-  std::vector<Picker> pickers_;
-  std::vector<ObjectSlot> object_slots_;
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> object_on_lines_;  // (line slot, lock slot): on a per-object lock
-  bool random_picks_ = false;  // a uniform or zipf picker: one draw per iteration
-  std::vector<int> picked_;    // scratch: per picker
   std::vector<TaskWait> wait_snapshot() const;
 
   // Runs task `t` from local time `at` (>= now) until it must wait.
@@ -196,7 +189,7 @@ class Executor final : public sim::EventHandler {
   Next step(std::size_t t, Task& task, const Instr& in, sim::Time& at, sim::Time clock, bool& ended_iteration);
   // A step other than compute that touches only the CPU's own state: true
   // when `in` is one (and has run).
-  bool run_local(Task& task, const Instr& in, sim::Time& at);
+  bool run_local(std::size_t t, Task& task, const Instr& in, sim::Time& at);
   // The end of an iteration: false when the task stops here (past the
   // window, or it yields to the engine).
   bool end_iteration(std::size_t t, sim::Time& at, bool& ended_before);
@@ -205,8 +198,8 @@ class Executor final : public sim::EventHandler {
   bool run_shared(std::size_t t, const Instr& in, sim::Time& at);
   bool acquire(Task& task, const Instr& in, sim::Time& at);
   void release(Task& task, const Instr& in, sim::Time& at);
-  bool seq_begin(Task& task, const Instr& in, sim::Time& at);
-  void seq_retry(Task& task, const Instr& in, sim::Time& at);
+  bool seq_begin(std::size_t t, const Instr& in, sim::Time& at);
+  void seq_retry(std::size_t t, const Instr& in, sim::Time& at);
   void seq_write_begin(Task& task, const Instr& in, sim::Time& at);
   void seq_write_end(Task& task, const Instr& in, sim::Time& at);
   void synchronize_rcu(std::size_t t, sim::Time at);
@@ -234,7 +227,9 @@ class Executor final : public sim::EventHandler {
   std::uint32_t handler_id_ = 0;
 
   std::vector<Task> tasks_;
+  std::vector<TaskCold> cold_;
   std::vector<int> task_of_cpu_;
+  ObjectPicks picks_;
   InstanceTable<AnyLock> locks_;
   InstanceTable<CacheLine> lines_;
   InstanceTable<SeqCount> seqs_;

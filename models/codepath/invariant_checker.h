@@ -30,8 +30,8 @@ class InvariantChecker {
   InvariantChecker(std::vector<std::string> lock_names, std::size_t seqcounts);
 
   // Inline: the interpreter calls them on every acquisition and release.
-  void granted(std::uint32_t lock, int cpu, sim::Time at, LockMode mode);
-  void released(std::uint32_t lock, int cpu, sim::Time at, LockMode mode);
+  [[gnu::always_inline]] void granted(std::uint32_t lock, int cpu, sim::Time at, LockMode mode);
+  [[gnu::always_inline]] void released(std::uint32_t lock, int cpu, sim::Time at, LockMode mode);
   int exclusive_holder(std::uint32_t lock) const { return held_[lock].exclusive_holder; }
   int readers(std::uint32_t lock) const { return held_[lock].shared_holders; }
 

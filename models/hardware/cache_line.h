@@ -263,7 +263,7 @@ class CacheLine {
   }
   // A lock model moved the line itself: no visit survives it.
   void forget_visits() {
-    grants_.clear();
+    if (!grants_.empty()) grants_.clear();  // (clear() of an empty deque still walks its map)
     visit_ = Visit{};
   }
 
