@@ -248,6 +248,8 @@ struct WalkSpec {
   bool rcu = true;                   // rcu-walk first (2.6.38+), else ref-walk
   TimeDist component;                // per-component work: hash, d_hash lookup, exec permission
   bool lockref = false;              // d_count shares d_lock's word (3.12+): get/put by lockref
+  bool lockref_relax = false;        // ... its CMPXCHG_LOOP's cpu_relax() (3.12 to 6.1; `relax:`)
+  int lockref_retries = 100;         // ... and its most tries (100 since 5.2; 0: no limit; `retries:`)
   std::vector<std::string> refuse;   // components whose permission check refuses RCU mode (-ECHILD)
   std::string refuse_if;             // ... only when this switch parameter is on
   bool restart = false;              // on refusal: restart the whole walk in ref-walk (the 2010
@@ -294,6 +296,11 @@ struct OpDef {
   std::string name;
   std::vector<Step> steps;
   SourceMark mark;
+  // `{fn: NAME, steps: [...]}`: the kernel function the profile shows for
+  // the op's frame (an op specialized for a call's bindings, sys_open.2,
+  // is still the kernel's do_sys_open); "" is the op's name.
+  std::string fn = {};
+  std::string description = {};
 };
 
 struct Strategy {
