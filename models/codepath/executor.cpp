@@ -9,7 +9,7 @@
 
 namespace vfssim::models {
 
-std::unique_ptr<Lock> make_lock(const LockDecl& decl, LockContext ctx) {
+std::unique_ptr<AnyLock> make_lock(const LockDecl& decl, LockContext ctx) {
   if (const LockKind* k = find_lock_kind(decl.kind)) return k->make(decl, ctx);
   throw ScenarioError(decl.mark, "lock '" + decl.name + "' has kind '" + decl.kind + "', which has no model",
                       "a kind listed in docs/scenario-format.md");
@@ -91,7 +91,7 @@ void Executor::build_instances() {
   auto objects = [](auto decls) {
     return [decls](std::size_t s) { return object_count((*decls)[s].scope, (*decls)[s].objects); };
   };
-  auto no_external = [](std::size_t, std::size_t) -> Lock* { return nullptr; };
+  auto no_external = [](std::size_t, std::size_t) -> AnyLock* { return nullptr; };
   locks_.build(n, program_.locks.size(), key(&program_.locks), no_external, [this](std::size_t s, int k) {
     const auto& d = program_.locks[s];
     return config_.lock_factory(d, LockContext{&topo_, sim::RngStream(config_.seed, "lock:" + d.name, static_cast<std::uint64_t>(k))});
@@ -240,28 +240,25 @@ void Executor::reset_window() {
 
 const std::string& Executor::lock_name(std::uint32_t id) const { return program_.locks[locks_.slot_of(id)].name; }
 
-// Resumes every task in woken_ at its instant. A grant of lock `lock_id`
+// Resumes the task `gr` names at its instant. A grant of lock `lock_id`
 // makes the task the holder and moves it past its acquire; a retry makes it
 // run the same instruction again. The nested run() executes only local
-// steps before it schedules, so woken_ is not reused under us.
-[[gnu::always_inline]] inline void Executor::wake(std::optional<std::uint32_t> lock_id) {
-  for (std::size_t w = 0; w < woken_.size(); ++w) {
-    const Grant gr = woken_[w];
-    const int wt = task_of_cpu_[gr.cpu];
-    Task& other = tasks_[wt];
-    const Instr& their = program_.code[other.pc];
-    if (!gr.slept) profile_.charge(other.pc, other.blocked_since, gr.at - other.blocked_since);
-    other.blocked = false;
-    if (lock_id && !gr.retry) {
-      checker_->granted(*lock_id, gr.cpu, gr.at, their.mode);
-      other.lock_retry = false;
-      acquired_at_[*lock_id] = other.pc;
-      ++other.pc;
-    } else if (lock_id) {
-      other.lock_retry = true;
-    }
-    run<false>(static_cast<std::size_t>(wt), gr.at);
+// steps before it schedules, so no lock or seqcount is called under us.
+[[gnu::always_inline]] inline void Executor::wake(const Grant& gr, std::optional<std::uint32_t> lock_id) {
+  const int wt = task_of_cpu_[gr.cpu];
+  Task& other = tasks_[wt];
+  const Instr& their = program_.code[other.pc];
+  if (!gr.slept) profile_.charge(other.pc, other.blocked_since, gr.at - other.blocked_since);
+  other.blocked = false;
+  if (lock_id && !gr.retry) {
+    checker_->granted(*lock_id, gr.cpu, gr.at, their.mode);
+    other.lock_retry = false;
+    acquired_at_[*lock_id] = other.pc;
+    ++other.pc;
+  } else if (lock_id) {
+    other.lock_retry = true;
   }
+  run<false>(static_cast<std::size_t>(wt), gr.at);
 }
 
 bool Executor::rcu_flood(const Task& task, sim::Time at) {
@@ -443,7 +440,7 @@ template <bool FromEvent>
   Task& task = tasks_[t];
   switch (in.kind) {
     case InstrKind::kLockrefFast: {
-      Lock* lock = task.locks[in.slot];
+      AnyLock* lock = task.locks[in.slot];
       if (lock->held()) {
         ++task.pc;  // slow path: the spinlock
         return true;
@@ -507,9 +504,8 @@ template <bool FromEvent>
     sim_.request_stop();
     return false;
   }
-  sim::Time g;
-  Lock* lock = task.locks[in.slot];
-  if (!lock->acquire(task.cpu, at, in.mode, g)) {
+  const std::optional<sim::Time> g = task.locks[in.slot]->acquire(task.cpu, at, in.mode);
+  if (!g) {
     if (!task.lock_retry) {
       ++contended_at_[task.pc];
       ++contending_at_[acquired_at_[id]];
@@ -520,9 +516,9 @@ template <bool FromEvent>
   }
   task.lock_retry = false;
   acquired_at_[id] = task.pc;
-  checker_->granted(id, task.cpu, g, in.mode);
-  profile_.charge_fast(task.pc, at, g - at);  // found free: the kind's fast path (qspinlock's _raw_spin_lock)
-  at = g;
+  checker_->granted(id, task.cpu, *g, in.mode);
+  profile_.charge_fast(task.pc, at, *g - at);  // found free: the kind's fast path (qspinlock's _raw_spin_lock)
+  at = *g;
   ++task.pc;
   return true;
 }
@@ -530,12 +526,17 @@ template <bool FromEvent>
 [[gnu::always_inline]] inline void Executor::release(Task& task, const Instr& in, sim::Time& at) {
   const std::uint32_t id = task.lock_ids[in.slot];
   checker_->released(id, task.cpu, at, in.mode);
-  woken_.clear();
-  const sim::Time done = task.locks[in.slot]->release(task.cpu, at, in.mode, woken_);
-  profile_.charge(task.pc, at, done - at);
+  AnyLock& lock = *task.locks[in.slot];
+  const Released r = lock.release(task.cpu, at, in.mode);
+  profile_.charge(task.pc, at, r.done - at);
   ++task.pc;
-  wake(id);
-  at = done;
+  if (r.grant.cpu >= 0) wake(r.grant, id);
+  if (r.more) [[unlikely]] {  // several waiters at once (readers): the others, in order
+    woken_.clear();
+    lock.take_more(woken_);
+    for (const Grant& gr : woken_) wake(gr, id);
+  }
+  at = r.done;
 }
 
 bool Executor::seq_begin(Task& task, const Instr& in, sim::Time& at) {
@@ -590,7 +591,7 @@ void Executor::seq_write_end(Task& task, const Instr& in, sim::Time& at) {
   const sim::Time done = task.seqs[in.slot]->write_end(task.cpu, at, woken_);
   profile_.charge(task.pc, at, done - at);
   ++task.pc;
-  wake(std::nullopt);
+  for (const Grant& gr : woken_) wake(gr, std::nullopt);
   at = done;
 }
 

@@ -39,6 +39,7 @@
 #include "models/hardware/cache_line.h"
 #include "models/hardware/topology.h"
 #include "models/kernel/lock.h"
+#include "models/kernel/lock_kinds.h"
 #include "models/kernel/free_pages.h"
 #include "models/kernel/rcu.h"
 #include "models/kernel/seqcount.h"
@@ -49,8 +50,8 @@
 namespace vfssim::models {
 
 // Creates the lock instance for a declaration; tests substitute broken ones.
-using LockFactory = std::unique_ptr<Lock> (*)(const LockDecl&, LockContext);
-std::unique_ptr<Lock> make_lock(const LockDecl& decl, LockContext ctx);
+using LockFactory = std::unique_ptr<AnyLock> (*)(const LockDecl&, LockContext);
+std::unique_ptr<AnyLock> make_lock(const LockDecl& decl, LockContext ctx);
 using SeqFactory = std::unique_ptr<SeqCount> (*)(const Topology&);
 std::unique_ptr<SeqCount> make_seqcount(const Topology& topo);
 
@@ -142,7 +143,7 @@ class Executor final : public sim::EventHandler {
     std::uint64_t window_iterations = 0;
     std::uint32_t zero_time_iterations = 0;  // in a row, ending at last_iteration_end
     sim::RngStream rng;
-    Lock* const* locks = nullptr;
+    AnyLock* const* locks = nullptr;
     const std::uint32_t* lock_ids = nullptr;
     CacheLine* const* lines = nullptr;
     SeqCount* const* seqs = nullptr;
@@ -218,8 +219,9 @@ class Executor final : public sim::EventHandler {
 
   sim::Duration draw(Task& task, const TimeDist& d);
   const std::string& lock_name(std::uint32_t lock_id) const;
-  // Resumes the tasks in woken_ (a lock id, or none for seqcount waits).
-  void wake(std::optional<std::uint32_t> lock_id);
+  // Resumes the task a grant names (of lock `lock_id`, or none for a
+  // seqcount wait) at its instant.
+  void wake(const Grant& gr, std::optional<std::uint32_t> lock_id);
   void grace_period_end(sim::Time now);
   void schedule_grace_period_end(std::optional<sim::Time> at);
   bool rcu_flood(const Task& task, sim::Time at);  // stops the run: model_stop()
@@ -233,7 +235,7 @@ class Executor final : public sim::EventHandler {
 
   std::vector<Task> tasks_;
   std::vector<int> task_of_cpu_;
-  InstanceTable<Lock> locks_;
+  InstanceTable<AnyLock> locks_;
   InstanceTable<CacheLine> lines_;
   InstanceTable<SeqCount> seqs_;
   InstanceTable<FreePages> pools_;
@@ -249,7 +251,7 @@ class Executor final : public sim::EventHandler {
   std::string model_stop_;
   std::unique_ptr<RcuDriver> rcu_;  // when the program has synchronize_rcu or call_rcu
 
-  std::vector<Grant> woken_;  // scratch for releases
+  std::vector<Grant> woken_;  // scratch: a seqcount write_end's readers, a release's overflow
   // Contentions in the window per acquire pc (the pc names the lock slot):
   // an acquire that queued, counted once however often it is woken to retry.
   std::vector<std::uint64_t> contended_at_;

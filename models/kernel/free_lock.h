@@ -20,14 +20,13 @@ class FreeLock final : public Lock {
  public:
   static constexpr const char* kKind = "free";
 
-  bool acquire(int, Time now, LockMode, Time& granted_at) override {
-    granted_at = now;
+  std::optional<Time> acquire(int, Time now, LockMode) {
     ++stats_.acquisitions;
-    return true;
+    return now;
   }
-  Time release(int, Time now, LockMode, std::vector<Grant>&) override { return now; }
-  bool held() const override { return false; }
-  CmpxchgOutcome cmpxchg_word(int, Time now, const CmpxchgLoop&) override { return {now}; }
+  Released release(int, Time now, LockMode) { return {now}; }
+  bool held() const { return false; }
+  CmpxchgOutcome cmpxchg_word(int, Time now, const CmpxchgLoop&) { return {now}; }
 };
 
 }  // namespace vfssim::models

@@ -1,19 +1,19 @@
 #include "models/kernel/lock_kinds.h"
 
-#include "models/kernel/free_lock.h"
-#include "models/kernel/mutex.h"
-#include "models/kernel/rwlock.h"
-#include "models/kernel/rwsem.h"
-#include "models/kernel/spinlocks.h"
 #include "models/scenario/scenario.h"
 
 namespace vfssim::models {
 
 namespace {
 
+template <class L, class... Args>
+std::unique_ptr<AnyLock> make(Args&&... args) {
+  return std::make_unique<AnyLock>(std::in_place_type<L>, std::forward<Args>(args)...);
+}
+
 template <class L>
-std::unique_ptr<Lock> make_plain(const LockDecl&, LockContext ctx) {
-  return std::make_unique<L>(ctx);
+std::unique_ptr<AnyLock> make_plain(const LockDecl&, LockContext ctx) {
+  return make<L>(ctx);
 }
 
 }  // namespace
@@ -33,8 +33,8 @@ const std::vector<LockKind>& lock_kind_table() {
       {"cna", "compact NUMA-aware qspinlock: the holder passes to a waiter on its node (secondary queue, threshold)",
        true, false, false, false, "queued_spin_lock_slowpath", "queued_spin_lock_slowpath",
        "_raw_spin_unlock", "_raw_spin_unlock",
-       [](const LockDecl& d, LockContext ctx) -> std::unique_ptr<Lock> {
-         return std::make_unique<CnaSpinlock>(ctx, d.threshold);
+       [](const LockDecl& d, LockContext ctx) -> std::unique_ptr<AnyLock> {
+         return make<CnaSpinlock>(ctx, d.threshold);
        },
        {"threshold"},
        true,
@@ -42,17 +42,17 @@ const std::vector<LockKind>& lock_kind_table() {
        "_raw_spin_lock"},
       {"mutex", "struct mutex: fast path, optimistic spinning on the owner (OSQ), or sleeping waiters", false, true,
        true, false, "mutex_lock", "mutex_lock", "mutex_unlock", "mutex_unlock",
-       [](const LockDecl& d, LockContext ctx) -> std::unique_ptr<Lock> {
+       [](const LockDecl& d, LockContext ctx) -> std::unique_ptr<AnyLock> {
          if (d.versioned)
-           return std::make_unique<VersionedMutex>(ctx, MutexRules{d.spin, d.handoff}, d.wake_latency, d.wake_shape);
-         return std::make_unique<Mutex>(ctx, d.spin, d.wake_latency, d.wake_shape);
+           return make<VersionedMutex>(ctx, MutexRules{d.spin, d.handoff}, d.wake_latency, d.wake_shape);
+         return make<Mutex>(ctx, d.spin, d.wake_latency, d.wake_shape);
        },
        {"spin", "wake", "wake_shape", "behaviour", "handoff"},
        false,
        true},
       {"rwsem", "rw_semaphore: a count word on one line; readers share it, waiters sleep unless spin: true", false,
        true, false, true, "down_write", "down_read", "up_write", "up_read",
-       [](const LockDecl& d, LockContext ctx) -> std::unique_ptr<Lock> {
+       [](const LockDecl& d, LockContext ctx) -> std::unique_ptr<AnyLock> {
          if (d.versioned) {
            RwsemRules rules;
            rules.writer_spin = d.spin;
@@ -60,17 +60,17 @@ const std::vector<LockKind>& lock_kind_table() {
            rules.reader_steal = d.reader_steal;
            rules.handoff = d.handoff;
            rules.wake_all_readers = d.wake_all_readers;
-           return std::make_unique<Rwsem>(ctx, rules, d.wake_latency, d.wake_shape);
+           return make<Rwsem>(ctx, rules, d.wake_latency, d.wake_shape);
          }
-         return std::make_unique<RwLock>(ctx, !d.spin, false, d.wake_latency, d.wake_shape);
+         return make<RwLock>(ctx, !d.spin, false, d.wake_latency, d.wake_shape);
        },
        {"spin", "wake", "wake_shape", "behaviour", "handoff", "reader_spin", "reader_steal", "wake_readers"},
        false,
        true},
       {"rwlock", "rwlock_t: a spinning reader/writer lock (fair: false for the old reader-preferring one)", false,
        false, false, true, "_raw_write_lock", "_raw_read_lock", "_raw_write_unlock", "_raw_read_unlock",
-       [](const LockDecl& d, LockContext ctx) -> std::unique_ptr<Lock> {
-         return std::make_unique<RwLock>(ctx, false, d.reader_preference, Duration{0});
+       [](const LockDecl& d, LockContext ctx) -> std::unique_ptr<AnyLock> {
+         return make<RwLock>(ctx, false, d.reader_preference, Duration{0});
        },
        {"fair"},
        false,
@@ -80,7 +80,7 @@ const std::vector<LockKind>& lock_kind_table() {
       // What-if runs only (design review): not declarable in a scenario.
       {FreeLock::kKind, "what-if: a lock that costs nothing and excludes nothing", false, false, false, true,
        "_raw_spin_lock", "_raw_spin_lock", "_raw_spin_unlock", "_raw_spin_unlock",
-       [](const LockDecl&, LockContext) -> std::unique_ptr<Lock> { return std::make_unique<FreeLock>(); }, {}},
+       [](const LockDecl&, LockContext) -> std::unique_ptr<AnyLock> { return make<FreeLock>(); }, {}},
   };
   return table;
 }

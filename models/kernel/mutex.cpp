@@ -31,19 +31,20 @@ Time wait_lock_pass(CacheLine& line, const Topology& topo, bool coherent, int cp
 
 }  // namespace
 
-bool Mutex::acquire(int cpu, Time now, LockMode, Time& granted_at) {
+std::optional<Time> Mutex::acquire(int cpu, Time now, LockMode) {
   if (owner_ < 0) {
-    granted_at = take_free(line_, *topo_, cpu, now);
+    const Time granted_at = take_free(line_, *topo_, cpu, now);
     owner_ = cpu;
     hold_start_ = granted_at;
-    return true;
+    return granted_at;
   }
   if (coherent_ && spin_) line_.rmw(*topo_, cpu, now);  // osq_lock: xchg of the OSQ tail
   (spin_ ? spinners_ : sleepers_).push({cpu, now});
-  return false;
+  return std::nullopt;
 }
 
-Time Mutex::release(int cpu, Time now, LockMode, std::vector<Grant>& woken) {
+Released Mutex::release(int cpu, Time now, LockMode) {
+  Handover woken(*this);
   stats_.record_hold(now - hold_start_);
   if (!spinners_.empty()) {
     // 1,x -> 1,y: the OSQ head sees the owner field change and takes it.
@@ -53,7 +54,7 @@ Time Mutex::release(int cpu, Time now, LockMode, std::vector<Grant>& woken) {
     hold_start_ = at;
     stats_.record_handoff(cpu, next.cpu, at - next.since);
     woken.push_back({next.cpu, at});
-    return now;
+    return woken.released(now);
   }
   // 1,x -> 0,x: the lock is free; the first sleeper wakes and retries.
   owner_ = -1;
@@ -64,7 +65,7 @@ Time Mutex::release(int cpu, Time now, LockMode, std::vector<Grant>& woken) {
     stats_.record_wait(runs - next.since);
     woken.push_back({next.cpu, runs, /*retry=*/true, /*slept=*/true});
   }
-  return now;
+  return woken.released(now);
 }
 
 // ---- VersionedMutex ---------------------------------------------------------
@@ -82,7 +83,7 @@ void VersionedMutex::stop_spinners() {
     wait_list_.front().spinning = false;  // the handoff head gives up spinning and sleeps
 }
 
-bool VersionedMutex::acquire(int cpu, Time now, LockMode, Time& granted_at) {
+std::optional<Time> VersionedMutex::acquire(int cpu, Time now, LockMode) {
   const auto me = std::find_if(wait_list_.begin(), wait_list_.end(), [cpu](const Waiter& w) { return w.cpu == cpu; });
   if (me != wait_list_.end()) {
     // A woken waiter retries (__mutex_lock_common's wait loop).
@@ -90,13 +91,13 @@ bool VersionedMutex::acquire(int cpu, Time now, LockMode, Time& granted_at) {
       // -,0,x,W -> w,0,x,W-w (a free lock never carries the handoff bit:
       // the unlock that sees it passes the lock on).
       const int prev = line_.owner();
-      granted_at = line_.rmw(*topo_, cpu, now);
+      const Time granted_at = line_.rmw(*topo_, cpu, now);
       stats_.record_uncontended(prev, cpu);
       stats_.record_wait(granted_at - me->since);
       wait_list_.erase(me);
       owner_ = cpu;
       hold_start_ = granted_at;
-      return true;
+      return granted_at;
     }
     // Stolen while it woke: o,0,x,W -> o,0,x,W (v4.9) or o,1,x,W.
     me->woken = false;
@@ -107,14 +108,14 @@ bool VersionedMutex::acquire(int cpu, Time now, LockMode, Time& granted_at) {
         me->spin_from = now;
       }
     }
-    return false;
+    return std::nullopt;
   }
   if (owner_ < 0) {
     // -,0,x,x -> c,0,x,x: the fast path, stealing from any woken waiter.
-    granted_at = take_free(line_, *topo_, cpu, now);
+    const Time granted_at = take_free(line_, *topo_, cpu, now);
     owner_ = cpu;
     hold_start_ = granted_at;
-    return true;
+    return granted_at;
   }
   if (rules_.spin && sleeps_.running_at(now)) {
     if (coherent_) line_.rmw(*topo_, cpu, now);  // osq_lock: xchg of the OSQ tail
@@ -122,10 +123,11 @@ bool VersionedMutex::acquire(int cpu, Time now, LockMode, Time& granted_at) {
   } else {
     join_wait_list(wait_list_, Waiter{cpu, now, now});  // mutex_can_spin_on_owner: the owner is not on a CPU
   }
-  return false;
+  return std::nullopt;
 }
 
-Time VersionedMutex::release(int cpu, Time now, LockMode, std::vector<Grant>& woken) {
+Released VersionedMutex::release(int cpu, Time now, LockMode) {
+  Handover woken(*this);
   stats_.record_hold(now - hold_start_);
   stop_spinners();
   sleeps_.clear();
@@ -145,7 +147,7 @@ Time VersionedMutex::release(int cpu, Time now, LockMode, std::vector<Grant>& wo
     hold_start_ = at;
     stats_.record_handoff(cpu, w.cpu, at - w.since);
     woken.push_back({w.cpu, at, false, !w.spinning});
-    return now;
+    return woken.released(now);
   }
   if (!osq_.empty()) {
     // o,0,s,W -> s,0,-s,W
@@ -166,7 +168,7 @@ Time VersionedMutex::release(int cpu, Time now, LockMode, std::vector<Grant>& wo
     now = wait_lock_pass(line_, *topo_, coherent_, cpu, now);
     woken.push_back({head.cpu, now + wake_latency_.draw(), /*retry=*/true, /*slept=*/true});
   }
-  return now;
+  return woken.released(now);
 }
 
 }  // namespace vfssim::models

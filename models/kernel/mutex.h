@@ -42,12 +42,12 @@ class Mutex final : public Lock {
         coherent_(ctx.topo->coherence().kind != CoherenceKind::kPairwise),
         wake_latency_(wake_latency, ctx.rng, shape) {}
 
-  bool acquire(int cpu, Time now, LockMode mode, Time& granted_at) override;
-  Time release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) override;
+  std::optional<Time> acquire(int cpu, Time now, LockMode mode);
+  Released release(int cpu, Time now, LockMode mode);
 
   int owner() const { return owner_; }
   // struct mutex's line: owner, wait_lock and the OSQ tail (`on:` data too).
-  CacheLine* word_line() override { return &line_; }
+  CacheLine* word_line() { return &line_; }
 
  private:
   const Topology* topo_;
@@ -104,14 +104,14 @@ class VersionedMutex final : public Lock {
  public:
   VersionedMutex(LockContext ctx, MutexRules rules, Duration wake_latency, WakeShape shape = WakeShape::kFixed);
 
-  bool acquire(int cpu, Time now, LockMode mode, Time& granted_at) override;
-  Time release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) override;
-  void holder_sleeps(int cpu, Time from, Time until) override {
+  std::optional<Time> acquire(int cpu, Time now, LockMode mode);
+  Released release(int cpu, Time now, LockMode mode);
+  void holder_sleeps(int cpu, Time from, Time until) {
     if (cpu == owner_) sleeps_.add(from, until);
   }
 
   int owner() const { return owner_; }
-  CacheLine* word_line() override { return &line_; }
+  CacheLine* word_line() { return &line_; }
   bool handoff() const { return handoff_; }
   std::size_t spinners() const { return osq_.size(); }
   std::size_t sleepers() const { return wait_list_.size(); }

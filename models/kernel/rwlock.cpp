@@ -16,27 +16,28 @@ void compact(Q& queue, std::size_t& head) {
 
 // ---- RwLock ----------------------------------------------------------------
 
-bool RwLock::acquire(int cpu, Time now, LockMode mode, Time& granted_at) {
+std::optional<Time> RwLock::acquire(int cpu, Time now, LockMode mode) {
   if (read_start_.size() <= static_cast<std::size_t>(cpu)) read_start_.resize(cpu + 1);
   const bool queued = head_ < queue_.size();
   if (mode == LockMode::kShared) {
     if (writer_ < 0 && (!queued || reader_pref_)) {
-      granted_at = take_free(line_, *topo_, cpu, now, mode);
+      const Time granted_at = take_free(line_, *topo_, cpu, now, mode);
       ++readers_;
       read_start_[cpu] = granted_at;
-      return true;
+      return granted_at;
     }
   } else if (writer_ < 0 && readers_ == 0 && !queued) {
-    granted_at = take_free(line_, *topo_, cpu, now, mode);
+    const Time granted_at = take_free(line_, *topo_, cpu, now, mode);
     writer_ = cpu;
     write_start_ = granted_at;
-    return true;
+    return granted_at;
   }
   queue_.push_back({cpu, mode, now});
-  return false;
+  return std::nullopt;
 }
 
-Time RwLock::release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) {
+Released RwLock::release(int cpu, Time now, LockMode mode) {
+  Handover woken(*this);
   Time done = now;
   if (mode == LockMode::kShared) {
     record(mode, [&](LockStats& s) { s.record_hold(now - read_start_[cpu]); });
@@ -48,12 +49,12 @@ Time RwLock::release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken
     writer_ = -1;
     grant_waiters(cpu, now, woken);
   }
-  return done;
+  return woken.released(done);
 }
 
 // The lock just became free of `releaser`'s hold: admit the head writer, or
 // every reader queued before the next writer.
-void RwLock::grant_waiters(int releaser, Time now, std::vector<Grant>& woken) {
+void RwLock::grant_waiters(int releaser, Time now, Handover& woken) {
   if (writer_ >= 0 || head_ >= queue_.size()) return;
   const bool slept = sleeping_;
   if (queue_[head_].mode == LockMode::kExclusive) {
@@ -102,7 +103,7 @@ Duration BrLock::take_all(int cpu) {
   return cost;
 }
 
-bool BrLock::acquire(int cpu, Time now, LockMode mode, Time& granted_at) {
+std::optional<Time> BrLock::acquire(int cpu, Time now, LockMode mode) {
   const bool queued = head_ < queue_.size();
   if (mode == LockMode::kShared) {
     if (writer_ < 0 && !queued) {
@@ -113,41 +114,42 @@ bool BrLock::acquire(int cpu, Time now, LockMode mode, Time& granted_at) {
         ++s.acquisitions;
       });
       take_own(cpu);
-      granted_at = now + cost;
+      const Time granted_at = now + cost;
       ++readers_;
       read_start_[cpu] = granted_at;
-      return true;
+      return granted_at;
     }
   } else if (writer_ < 0 && readers_ == 0 && !queued) {
-    granted_at = now + take_all(cpu);
+    const Time granted_at = now + take_all(cpu);
     writer_ = cpu;
     write_start_ = granted_at;
     record(mode, [](LockStats& s) {
       ++s.acquisitions;
       ++s.acq_bounces;
     });
-    return true;
+    return granted_at;
   }
   queue_.push_back({cpu, mode, now});
-  return false;
+  return std::nullopt;
 }
 
-Time BrLock::release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) {
+Released BrLock::release(int cpu, Time now, LockMode mode) {
+  Handover woken(*this);
   if (mode == LockMode::kShared) {
     record(mode, [&](LockStats& s) { s.record_hold(now - read_start_[cpu]); });
     --readers_;
     if (readers_ == 0) grant_waiters(cpu, now, woken);
-    return now;
+    return woken.released(now);
   }
   record(mode, [&](LockStats& s) { s.record_hold(now - write_start_); });
   writer_ = -1;
   // Unlocking every CPU's lock: a store per line the writer now owns.
   const Time done = now + topo_->local_hit() * static_cast<std::int64_t>(own_.size());
   grant_waiters(cpu, done, woken);
-  return done;
+  return woken.released(done);
 }
 
-void BrLock::grant_waiters(int releaser, Time now, std::vector<Grant>& woken) {
+void BrLock::grant_waiters(int releaser, Time now, Handover& woken) {
   if (writer_ >= 0 || head_ >= queue_.size()) return;
   if (queue_[head_].mode == LockMode::kExclusive) {
     if (readers_ > 0) return;

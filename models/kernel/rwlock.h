@@ -36,11 +36,11 @@ class RwLock final : public Lock {
          WakeShape shape = WakeShape::kFixed)
       : topo_(ctx.topo), sleeping_(sleeping), reader_pref_(reader_preference), wake_(wake_latency, ctx.rng, shape) {}
 
-  bool acquire(int cpu, Time now, LockMode mode, Time& granted_at) override;
-  Time release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) override;
+  std::optional<Time> acquire(int cpu, Time now, LockMode mode);
+  Released release(int cpu, Time now, LockMode mode);
 
   int readers() const { return readers_; }
-  CacheLine* word_line() override { return &line_; }  // rwlock_t's word (`on:` data)
+  CacheLine* word_line() { return &line_; }  // rwlock_t's word (`on:` data)
   int writer() const { return writer_; }
 
  private:
@@ -50,7 +50,7 @@ class RwLock final : public Lock {
     Time since;
   };
   Duration handoff(int from, int to) { return sleeping_ ? wake_.draw() : topo_->transfer(from, to); }
-  void grant_waiters(int releaser, Time now, std::vector<Grant>& woken);
+  void grant_waiters(int releaser, Time now, Handover& woken);
 
   const Topology* topo_;
   bool sleeping_, reader_pref_;
@@ -68,12 +68,12 @@ class BrLock final : public Lock {
  public:
   explicit BrLock(LockContext ctx);
 
-  bool acquire(int cpu, Time now, LockMode mode, Time& granted_at) override;
-  Time release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) override;
+  std::optional<Time> acquire(int cpu, Time now, LockMode mode);
+  Released release(int cpu, Time now, LockMode mode);
 
  private:
   Duration take_all(int cpu);  // cost of the writer taking every CPU's lock
-  void grant_waiters(int releaser, Time now, std::vector<Grant>& woken);
+  void grant_waiters(int releaser, Time now, Handover& woken);
   // The CPU that touched CPU c's lock line last: c itself when c took it
   // since the last writer (`own_`), else that writer. A writer's take_all
   // then costs O(CPUs that read since the last writer), each paid for by

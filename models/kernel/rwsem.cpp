@@ -23,7 +23,7 @@ void Rwsem::spinners_to_queue(Time at) {
 // The lock went to readers at `now`: every reader spinner sees a reader
 // owner and no writer and takes it too (in OSQ order); the writer spinners
 // see reader owners, stop spinning and sleep.
-void Rwsem::readers_take(int releaser, Time now, std::vector<Grant>& woken) {
+void Rwsem::readers_take(int releaser, Time now, Handover& woken) {
   std::vector<Waiter> writers;
   for (const Waiter& w : spinners_) {
     if (w.mode == LockMode::kExclusive) {
@@ -53,7 +53,7 @@ Time Rwsem::take(int cpu, Time now, LockMode mode) {
   return at;
 }
 
-bool Rwsem::acquire(int cpu, Time now, LockMode mode, Time& granted_at) {
+std::optional<Time> Rwsem::acquire(int cpu, Time now, LockMode mode) {
   if (read_start_.size() <= static_cast<std::size_t>(cpu)) read_start_.resize(static_cast<std::size_t>(cpu) + 1);
   const auto me = std::find_if(queue_.begin(), queue_.end(), [cpu](const Waiter& w) { return w.cpu == cpu; });
   if (me != queue_.end()) {
@@ -65,7 +65,7 @@ bool Rwsem::acquire(int cpu, Time now, LockMode mode, Time& granted_at) {
     if (writer_ < 0 && readers_ == 0 && (!handoff_ || head)) {
       // -,x,x,Q -> W(w),0,x,Q-w
       const int prev = line_.owner();
-      granted_at = line_.rmw(*topo_, cpu, now);
+      const Time granted_at = line_.rmw(*topo_, cpu, now);
       record(mode, [&](LockStats& s) {
         s.record_uncontended(prev, cpu);
         s.record_wait(granted_at - me->since);
@@ -74,13 +74,13 @@ bool Rwsem::acquire(int cpu, Time now, LockMode mode, Time& granted_at) {
       if (head) handoff_ = false;
       writer_ = cpu;
       write_start_ = granted_at;
-      return true;
+      return granted_at;
     }
     // Stolen while it woke: back to sleep; W|R,0,x,Q -> ..,1,.. once the
     // head has waited RWSEM_WAIT_TIMEOUT.
     me->woken = false;
     if (rules_.handoff && head && now - me->since >= rules_.handoff_timeout) handoff_ = true;
-    return false;
+    return std::nullopt;
   }
   const bool running_writer = writer_ >= 0 && sleeps_.running_at(now);
   const bool reader_spin = rules_.reader_spin && rules_.writer_spin;
@@ -89,28 +89,27 @@ bool Rwsem::acquire(int cpu, Time now, LockMode mode, Time& granted_at) {
     // (a spinning reader's rwsem_try_read_lock_unqueued, v5.3 to v5.10).
     const bool steal = readers_ == 0 ? rules_.reader_steal : reader_spin;
     if (writer_ < 0 && !handoff_ && (queue_.empty() || steal)) {
-      granted_at = take(cpu, now, mode);
-      return true;
+      return take(cpu, now, mode);
     }
     if (reader_spin && running_writer && !handoff_) {
       spinners_.push_back({cpu, mode, now, now});
-      return false;
+      return std::nullopt;
     }
   } else {
     if (writer_ < 0 && readers_ == 0 && !handoff_) {
-      granted_at = take(cpu, now, mode);  // a running writer steals a free lock
-      return true;
+      return take(cpu, now, mode);  // a running writer steals a free lock
     }
     if (rules_.writer_spin && running_writer && !handoff_) {
       spinners_.push_back({cpu, mode, now, now});
-      return false;
+      return std::nullopt;
     }
   }
   join_wait_list(queue_, Waiter{cpu, mode, now, now});
-  return false;
+  return std::nullopt;
 }
 
-Time Rwsem::release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) {
+Released Rwsem::release(int cpu, Time now, LockMode mode) {
+  Handover woken(*this);
   const Time done = line_.rmw(*topo_, cpu, now);  // up_read / up_write: an atomic on the count
   if (mode == LockMode::kShared) {
     record(mode, [&](LockStats& s) { s.record_hold(now - read_start_[static_cast<std::size_t>(cpu)]); });
@@ -122,10 +121,10 @@ Time Rwsem::release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken)
     sleeps_.clear();
     grant(cpu, done, woken);
   }
-  return done;
+  return woken.released(done);
 }
 
-void Rwsem::grant(int releaser, Time now, std::vector<Grant>& woken) {
+void Rwsem::grant(int releaser, Time now, Handover& woken) {
   if (!handoff_ && !spinners_.empty()) {
     // W -> -, spinners: the head spinner sees the owner field clear.
     if (spinners_.front().mode == LockMode::kExclusive) {
@@ -144,7 +143,7 @@ void Rwsem::grant(int releaser, Time now, std::vector<Grant>& woken) {
 }
 
 // rwsem_mark_wake at `now`: the lock is free or was just taken by a spinner.
-void Rwsem::wake_queue(int releaser, Time now, std::vector<Grant>& woken) {
+void Rwsem::wake_queue(int releaser, Time now, Handover& woken) {
   if (queue_.empty()) return;
   Waiter& head = queue_.front();
   if (head.mode == LockMode::kExclusive) {

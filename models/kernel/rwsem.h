@@ -93,16 +93,16 @@ class Rwsem final : public Lock {
   Rwsem(LockContext ctx, RwsemRules rules, Duration wake_latency, WakeShape shape = WakeShape::kFixed)
       : topo_(ctx.topo), rules_(rules), wake_(wake_latency, ctx.rng, shape) {}
 
-  bool acquire(int cpu, Time now, LockMode mode, Time& granted_at) override;
-  Time release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) override;
-  void holder_sleeps(int cpu, Time from, Time until) override {
+  std::optional<Time> acquire(int cpu, Time now, LockMode mode);
+  Released release(int cpu, Time now, LockMode mode);
+  void holder_sleeps(int cpu, Time from, Time until) {
     if (cpu == writer_) sleeps_.add(from, until);
   }
 
   int writer() const { return writer_; }
   int readers() const { return readers_; }
   // The count word's line (the owner field beside it: `on:` data).
-  CacheLine* word_line() override { return &line_; }
+  CacheLine* word_line() { return &line_; }
   bool handoff() const { return handoff_; }
   std::size_t spinners() const { return spinners_.size(); }
   std::size_t queued() const { return queue_.size(); }
@@ -119,9 +119,9 @@ class Rwsem final : public Lock {
   void spinners_to_queue(Time at);
   // The lock just became free at `now` (released by `releaser`): spinners
   // take it, and the queue's head is woken or granted.
-  void grant(int releaser, Time now, std::vector<Grant>& woken);
-  void wake_queue(int releaser, Time now, std::vector<Grant>& woken);
-  void readers_take(int releaser, Time now, std::vector<Grant>& woken);
+  void grant(int releaser, Time now, Handover& woken);
+  void wake_queue(int releaser, Time now, Handover& woken);
+  void readers_take(int releaser, Time now, Handover& woken);
   Time take(int cpu, Time now, LockMode mode);
 
   const Topology* topo_;

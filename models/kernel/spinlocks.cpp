@@ -25,12 +25,13 @@ void LockStats::merge(const LockStats& o) {
 // Free lock (holder -1, no waiters): the caller's atomic on the lock word
 // takes the line from its last owner; the lock is its from that instant.
 // Held lock: the caller joins the queue and waits for a release.
-bool FifoSpinlock::acquire(int cpu, Time now, LockMode, Time& granted_at) {
+template <class Kind>
+std::optional<Time> FifoSpinlock<Kind>::acquire(int cpu, Time now, LockMode) {
   if (holder_ < 0) {
-    granted_at = take_free(line_, *topo_, cpu, now);
+    const Time granted_at = take_free(line_, *topo_, cpu, now);
     holder_ = cpu;
     hold_start_ = granted_at;
-    return true;
+    return granted_at;
   }
   // Ticket's xadd, MCS's xchg of the tail: the newcomer's RMW on the word's
   // line, which the others may spin on (with a coherence model; the
@@ -39,7 +40,7 @@ bool FifoSpinlock::acquire(int cpu, Time now, LockMode, Time& granted_at) {
   waiters_.push({cpu, now});
   if (count_spinners_) groups_.add(cpu);
   update_spinners();
-  return false;
+  return std::nullopt;
 }
 
 SpinnerGroups::SpinnerGroups(const Topology& topo) : topo_(&topo) {}
@@ -112,7 +113,7 @@ Duration SpinnerGroups::fetches_to(int next) const {
   return sum;
 }
 
-void FifoSpinlock::tell_spinners() {
+void SpinlockState::tell_spinners() {
   if (spinners_read_line_) {
     line_.set_spinners(static_cast<int>(waiters_.size()), holder_ >= 0 ? groups_.fetches_to(holder_) : Duration{0});
     return;
@@ -134,28 +135,28 @@ void FifoSpinlock::tell_spinners() {
 // No waiter: the lock is free, the releaser keeps the line.
 // Waiters: the head gets the lock after the model's handoff cost; the line
 // moves to it.
-Time FifoSpinlock::release(int cpu, Time now, LockMode, std::vector<Grant>& woken) {
+template <class Kind>
+Released FifoSpinlock<Kind>::release(int cpu, Time now, LockMode) {
   stats_.record_hold(now - hold_start_);
   if (!has_waiters()) {
     holder_ = -1;
-    return coherent_ && releases_with_rmw() ? line_.rmw(*topo_, cpu, now) : now;
+    return {coherent_ && releases_with_rmw() ? line_.rmw(*topo_, cpu, now) : now};
   }
   // With spinners reading the line, the unlock is a store to it: it waits
   // for re-reads still in flight and invalidates every spinning copy; the
   // handoff runs from its completion (the releaser itself goes on: the
   // store retires from its store buffer).
   const Time released = tracks_spinners_ ? line_.rmw(*topo_, cpu, now) : now;
-  const std::size_t pick = picks_ ? pick_next_at(cpu, now) : 0;
+  const std::size_t pick = picks_ ? kind().pick_next_at(cpu, now) : 0;
   const auto next = fifo_ ? waiters_.take(pick) : waiters_.take_unordered(pick);
   if (count_spinners_) groups_.remove(next.cpu);
-  const Time at = handoff_at(cpu, next.cpu, released);
+  const Time at = kind().handoff_at(cpu, next.cpu, released);
   line_.move_to(next.cpu, at);
   holder_ = next.cpu;
   hold_start_ = at;
   update_spinners();
   stats_.record_handoff(cpu, next.cpu, at - next.since);
-  woken.push_back({next.cpu, at});
-  return now;
+  return {now, {next.cpu, at}};
 }
 
 std::size_t CnaSpinlock::pick_next_at(int releaser, Time now) {
@@ -174,5 +175,11 @@ std::size_t CnaSpinlock::pick_next_at(int releaser, Time now) {
   splice_secondary();
   return 0;
 }
+
+template class FifoSpinlock<TicketSpinlock>;
+template class FifoSpinlock<TasSpinlock>;
+template class FifoSpinlock<QSpinlock>;
+template class FifoSpinlock<CnaSpinlock>;
+template class FifoSpinlock<McsSpinlock>;
 
 }  // namespace vfssim::models

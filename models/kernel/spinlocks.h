@@ -141,11 +141,13 @@ class SpinnerGroups {
   std::vector<std::vector<int>> busy_children_;  // [level][element]: children (level + 1) with spinners
 };
 
-// Common state of FIFO spinlocks: one holder, a queue, the lock word's line.
-class FifoSpinlock : public Lock {
+// The state every FIFO spinlock shares: one holder, a queue, the lock
+// word's line, and what a kind changes of it (Traits). FifoSpinlock<Kind>
+// below adds acquire and release.
+class SpinlockState : public Lock {
  public:
   // What a kind changes of the common lock, fixed at construction (members,
-  // not virtual calls, on every acquire and release):
+  // not calls, on every acquire and release):
   struct Traits {
     // Keep SpinnerGroups (kinds whose handoff depends on where the
     // spinners sit); MCS does not pay for it.
@@ -168,7 +170,7 @@ class FifoSpinlock : public Lock {
     // at most.
     int word_spinner_limit = 0;
   };
-  FifoSpinlock(LockContext ctx, Traits traits)
+  SpinlockState(LockContext ctx, Traits traits)
       : topo_(ctx.topo),
         rng_(ctx.rng),
         groups_(*ctx.topo),
@@ -182,48 +184,43 @@ class FifoSpinlock : public Lock {
         word_spinner_limit_(traits.word_spinner_limit),
         tracks_spinners_(spinners_read_line_ || (coherent_ && traits.word_spinner_limit > 0)) {}
 
-  bool acquire(int cpu, Time now, LockMode mode, Time& granted_at) override;
-  Time release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) override;
-
-  bool held() const override { return holder_ >= 0; }
-  CmpxchgOutcome cmpxchg_word(int cpu, Time now, const CmpxchgLoop& loop) override {
+  bool held() const { return holder_ >= 0; }
+  CmpxchgOutcome cmpxchg_word(int cpu, Time now, const CmpxchgLoop& loop) {
     return run_cmpxchg_loop(line_, *topo_, cpu, now, loop);
   }
 
   int holder() const { return holder_; }
   std::size_t waiters() const { return waiters_.size(); }
   // The lock word's line: data declared `on:` this lock lives on it.
-  CacheLine* word_line() override { return &line_; }
+  CacheLine* word_line() { return &line_; }
 
  protected:
-  // Time from the release at `now` to `next` owning the lock (already out
-  // of the queue; groups_ holds the CPUs still queued behind it).
-  virtual Duration handoff_cost(int releaser, int next) const = 0;
   // Half the fetches the spinning copies other than `next`'s make before
   // its own is answered: sum over groups of spinners (see the header) of
   // each group's transfer to `next`, divided by two.
   Duration rereads_ahead(int next) const { return groups_.fetches_to(next) / 2; }
-  // Index in the queue of the waiter that gets the lock (0: FIFO head),
-  // knowing who releases and when (CNA reorders its queues here); called
-  // only for kinds whose traits say `picks`.
-  virtual std::size_t pick_next_at(int releaser, Time now) {
+  // A kind's defaults, hidden by the kinds that need their own (CNA):
+  // index in the queue of the waiter that gets the lock (0: FIFO head),
+  // knowing who releases and when, called only for kinds whose traits say
+  // `picks`; and waiters outside waiters_ (CNA's secondary queue).
+  std::size_t pick_next_at(int releaser, Time now) {
     (void)releaser;
     (void)now;
     return 0;
   }
-  // Waiters outside waiters_ (CNA's secondary queue).
-  virtual bool has_other_waiters() const { return false; }
-  bool has_waiters() const { return !waiters_.empty() || has_other_waiters(); }
+  bool has_other_waiters() const { return false; }
   bool joins_with_rmw() const { return joins_with_rmw_; }
   bool releases_with_rmw() const { return releases_with_rmw_; }
   bool fifo() const { return fifo_; }
   int word_spinner_limit() const { return word_spinner_limit_; }
-  // When the lock is `next`'s after a release whose store completed at
-  // `released` (default: the kind's handoff cost after it).
-  virtual Time handoff_at(int releaser, int next, Time released) {
-    return released + handoff_cost(releaser, next);
-  }
   CacheLine& word() { return line_; }
+
+  // Tells the line how many spin on it and how long their re-reads take
+  // (nothing to tell when no waiter spins on the word).
+  void update_spinners() {
+    if (tracks_spinners_) tell_spinners();
+  }
+  void tell_spinners();
 
   const Topology* topo_;
   sim::RngStream rng_;
@@ -239,25 +236,38 @@ class FifoSpinlock : public Lock {
   // coherence model and a word_spinner_limit): the line must know them.
   bool tracks_spinners_;
   WaiterQueue waiters_;  // in queue order (CNA: its main queue)
-
- private:
-  // Tells the line how many spin on it and how long their re-reads take
-  // (nothing to tell when no waiter spins on the word).
-  void update_spinners() {
-    if (tracks_spinners_) tell_spinners();
-  }
-  void tell_spinners();
-
   int holder_ = -1;
   Time hold_start_{};
   CacheLine line_;
 };
 
-class TicketSpinlock final : public FifoSpinlock {
+// A FIFO spinlock of kind `Kind`, the final class (CRTP): the release calls
+// the kind's handoff_at(releaser, next, released) (when the lock is
+// `next`'s after a release whose store completed at `released`),
+// pick_next_at and has_other_waiters directly, with no virtual call. The
+// kind befriends FifoSpinlock<Kind> to keep them protected.
+template <class Kind>
+class FifoSpinlock : public SpinlockState {
+ public:
+  using SpinlockState::SpinlockState;
+
+  std::optional<Time> acquire(int cpu, Time now, LockMode mode);
+  Released release(int cpu, Time now, LockMode mode);
+
+ protected:
+  bool has_waiters() const { return !waiters_.empty() || kind().has_other_waiters(); }
+
+ private:
+  const Kind& kind() const { return static_cast<const Kind&>(*this); }
+  Kind& kind() { return static_cast<Kind&>(*this); }
+};
+
+class TicketSpinlock final : public FifoSpinlock<TicketSpinlock> {
  public:
   explicit TicketSpinlock(LockContext ctx) : FifoSpinlock(ctx, Traits{.count_spinners = true, .joins_with_rmw = true}) {}
 
  protected:
+  friend class FifoSpinlock<TicketSpinlock>;
   // c k / 2 for k = waiters at the release (with `next`), c the transfer
   // to the next holder: the service time of Boyd-Wickizer et al.'s model,
   // s_k = 1/(s + c k/2) for the step from k+1 to k cores holding or waiting
@@ -267,41 +277,43 @@ class TicketSpinlock final : public FifoSpinlock {
   // next ticket among k re-reads, c (k+1)/2, is half a transfer more per
   // contended handoff than the paper's and put the collapse 5-6% off the
   // model near its knee.)
-  Duration handoff_cost(int releaser, int next) const override {
+  Duration handoff_cost(int releaser, int next) const {
     const Duration t = topo_->transfer(releaser, next);
     const Duration ck2 = t / 2 + rereads_ahead(next);
     return ck2 > t ? ck2 : t;
   }
-  Time handoff_at(int releaser, int next, Time released) override { return released + handoff_cost(releaser, next); }
+  Time handoff_at(int releaser, int next, Time released) { return released + handoff_cost(releaser, next); }
 };
 
-class TasSpinlock final : public FifoSpinlock {
+class TasSpinlock final : public FifoSpinlock<TasSpinlock> {
  public:
   explicit TasSpinlock(LockContext ctx)
       : FifoSpinlock(ctx, Traits{.count_spinners = true, .fifo = false, .picks = true}) {}
 
  protected:
+  friend class FifoSpinlock<TasSpinlock>;
   // (k+1)/2 transfers on a flat machine: the winner's own atomic, and on
   // average half of the others' (one per group of spinners with levels).
-  Duration handoff_cost(int releaser, int next) const override {
+  Duration handoff_cost(int releaser, int next) const {
     return topo_->transfer(releaser, next) + rereads_ahead(next);
   }
-  Time handoff_at(int releaser, int next, Time released) override { return released + handoff_cost(releaser, next); }
-  std::size_t pick_next_at(int, Time) override { return rng_.below(waiters_.size()); }
+  Time handoff_at(int releaser, int next, Time released) { return released + handoff_cost(releaser, next); }
+  std::size_t pick_next_at(int, Time) { return rng_.below(waiters_.size()); }
 };
 
-class QSpinlock : public FifoSpinlock {
- public:
-  explicit QSpinlock(LockContext ctx) : QSpinlock(ctx, false) {}
-
+// qspinlock's handoff, for QSpinlock and CNA (`Self`: the final class).
+template <class Self>
+class QSpinlockOf : public FifoSpinlock<Self> {
  protected:
+  friend class FifoSpinlock<Self>;
+  using Traits = SpinlockState::Traits;
   // Joins with an RMW (set pending, or xchg the tail); two waiters spin on
   // the word (the pending waiter and the queue head); CNA picks.
-  QSpinlock(LockContext ctx, bool picks)
-      : FifoSpinlock(ctx, Traits{.joins_with_rmw = true, .picks = picks, .word_spinner_limit = 2}) {}
+  QSpinlockOf(LockContext ctx, bool picks)
+      : FifoSpinlock<Self>(ctx, Traits{.joins_with_rmw = true, .picks = picks, .word_spinner_limit = 2}) {}
   // Pairwise: the re-read of the word and the waiter's atomic on it.
-  Duration handoff_cost(int releaser, int next) const override {
-    return topo_->transfer(releaser, next) + topo_->local_atomic();
+  Duration handoff_cost(int releaser, int next) const {
+    return this->topo_->transfer(releaser, next) + this->topo_->local_atomic();
   }
   // With a coherence model, the queue head's take of the word as
   // queued_spin_lock_slowpath does it (kernel/locking/qspinlock.c, v4.2 on):
@@ -314,13 +326,18 @@ class QSpinlock : public FifoSpinlock {
   //              (*, *, 0 -> *, 0, 1): it retires from the store buffer and
   //              the head enters its critical section after the re-read
   //              (the line follows in the background, CacheLine::store).
-  Time handoff_at(int releaser, int next, Time released) override {
-    if (!coherent_) return released + handoff_cost(releaser, next);
-    const Time seen = released + topo_->transfer(releaser, next);
-    if (!has_waiters()) return word().rmw(*topo_, next, seen);
-    word().store(*topo_, next, seen);
-    return seen + topo_->local_hit();
+  Time handoff_at(int releaser, int next, Time released) {
+    if (!this->coherent_) return released + handoff_cost(releaser, next);
+    const Time seen = released + this->topo_->transfer(releaser, next);
+    if (!this->has_waiters()) return this->word().rmw(*this->topo_, next, seen);
+    this->word().store(*this->topo_, next, seen);
+    return seen + this->topo_->local_hit();
   }
+};
+
+class QSpinlock final : public QSpinlockOf<QSpinlock> {
+ public:
+  explicit QSpinlock(LockContext ctx) : QSpinlockOf(ctx, false) {}
 };
 
 // CNA, the compact NUMA-aware qspinlock (Kogan, Dice et al., "Add
@@ -335,15 +352,16 @@ class QSpinlock : public FifoSpinlock {
 // first. The word, its spinners and the handoff are qspinlock's. The scan
 // is short when waiters are spread over the nodes (the first local waiter
 // is a few entries in) and every waiter it passes moves once.
-class CnaSpinlock final : public QSpinlock {
+class CnaSpinlock final : public QSpinlockOf<CnaSpinlock> {
  public:
-  CnaSpinlock(LockContext ctx, Duration threshold) : QSpinlock(ctx, true), threshold_(threshold) {}
+  CnaSpinlock(LockContext ctx, Duration threshold) : QSpinlockOf(ctx, true), threshold_(threshold) {}
   std::size_t secondary() const { return secondary_.size(); }
   std::uint64_t local_handoffs() const { return local_; }
 
  protected:
-  std::size_t pick_next_at(int releaser, Time now) override;
-  bool has_other_waiters() const override { return !secondary_.empty(); }
+  friend class FifoSpinlock<CnaSpinlock>;
+  std::size_t pick_next_at(int releaser, Time now);
+  bool has_other_waiters() const { return !secondary_.empty(); }
 
  private:
   void splice_secondary() {
@@ -354,7 +372,7 @@ class CnaSpinlock final : public QSpinlock {
   std::uint64_t local_ = 0;  // handoffs kept on the releaser's node
 };
 
-class McsSpinlock final : public FifoSpinlock {
+class McsSpinlock final : public FifoSpinlock<McsSpinlock> {
  public:
   // xchg(tail, node) to join; cmpxchg(tail, node, NULL) to leave an empty
   // queue: MCS's two atomics to ticket's one (NSL 2012: MCS ~15% slower
@@ -363,10 +381,15 @@ class McsSpinlock final : public FifoSpinlock {
   explicit McsSpinlock(LockContext ctx) : FifoSpinlock(ctx, Traits{.joins_with_rmw = true, .releases_with_rmw = true}) {}
 
  protected:
-  Duration handoff_cost(int releaser, int next) const override {
-    return topo_->transfer(releaser, next);
-  }
-  Time handoff_at(int releaser, int next, Time released) override { return released + handoff_cost(releaser, next); }
+  friend class FifoSpinlock<McsSpinlock>;
+  Duration handoff_cost(int releaser, int next) const { return topo_->transfer(releaser, next); }
+  Time handoff_at(int releaser, int next, Time released) { return released + handoff_cost(releaser, next); }
 };
+
+extern template class FifoSpinlock<TicketSpinlock>;
+extern template class FifoSpinlock<TasSpinlock>;
+extern template class FifoSpinlock<QSpinlock>;
+extern template class FifoSpinlock<CnaSpinlock>;
+extern template class FifoSpinlock<McsSpinlock>;
 
 }  // namespace vfssim::models

@@ -8,10 +8,13 @@
 #include "models/experiment/experiment.h"
 #include "models/kernel/spinlocks.h"
 #include "models/scenario/scenario.h"
+#include "tests/unit/lock_calls.h"
 
 using namespace vfssim;
 using namespace vfssim::models;
 using sim::Time;
+using testing::acquire;
+using testing::release;
 
 namespace {
 
@@ -130,9 +133,9 @@ SCENARIO("spinners of a ticket lock slow every store to its line; an MCS queue's
     const Topology topo(machine(CoherenceKind::kBroadcast));
     TicketSpinlock lock(LockContext{&topo, sim::RngStream(1, "t")});
     Time g;
-    REQUIRE(lock.acquire(0, at_ns(0), LockMode::kExclusive, g));
+    REQUIRE(acquire(lock, 0, at_ns(0), LockMode::kExclusive, g));
     CHECK(g == at_ns(5));
-    for (int c = 1; c <= 3; ++c) CHECK_FALSE(lock.acquire(c, at_ns(10 * c), LockMode::kExclusive, g));
+    for (int c = 1; c <= 3; ++c) CHECK_FALSE(acquire(lock, c, at_ns(10 * c), LockMode::kExclusive, g));
     CacheLine* word = lock.word_line();
     REQUIRE(word != nullptr);
     THEN("the line knows its three spinners, each a re-read of 10 ns (broadcast: no grouping)") {
@@ -140,7 +143,7 @@ SCENARIO("spinners of a ticket lock slow every store to its line; an MCS queue's
     }
     WHEN("cpu 0 releases at 1 us") {
       std::vector<Grant> woken;
-      (void)lock.release(0, at_ns(1000), LockMode::kExclusive, woken);
+      (void)release(lock, 0, at_ns(1000), LockMode::kExclusive, woken);
       REQUIRE(woken.size() == 1);
       THEN("the unlock store is a store to a line shared by the spinners (150 ns), then cpu 1 sees its turn "
            "after half its own fetch and half the others' (5 + 10 ns)") {
@@ -154,20 +157,20 @@ SCENARIO("spinners of a ticket lock slow every store to its line; an MCS queue's
     const Topology topo(machine(CoherenceKind::kBroadcast));
     McsSpinlock lock(LockContext{&topo, sim::RngStream(1, "m")});
     Time g;
-    REQUIRE(lock.acquire(0, at_ns(0), LockMode::kExclusive, g));
-    for (int c = 1; c <= 3; ++c) CHECK_FALSE(lock.acquire(c, at_ns(100 * c), LockMode::kExclusive, g));
+    REQUIRE(acquire(lock, 0, at_ns(0), LockMode::kExclusive, g));
+    for (int c = 1; c <= 3; ++c) CHECK_FALSE(acquire(lock, c, at_ns(100 * c), LockMode::kExclusive, g));
     THEN("its waiters spin on their own nodes: nobody spins on the word") { CHECK(lock.word_line()->spinners() == 0); }
     WHEN("cpu 0 releases at 1 us") {
       std::vector<Grant> woken;
-      (void)lock.release(0, at_ns(1000), LockMode::kExclusive, woken);
+      (void)release(lock, 0, at_ns(1000), LockMode::kExclusive, woken);
       THEN("the successor gets it one transfer later") { CHECK(woken.at(0).at == at_ns(1010)); }
     }
     WHEN("the last holder releases an empty queue") {
       McsSpinlock alone(LockContext{&topo, sim::RngStream(1, "a")});
-      REQUIRE(alone.acquire(0, at_ns(0), LockMode::kExclusive, g));
+      REQUIRE(acquire(alone, 0, at_ns(0), LockMode::kExclusive, g));
       std::vector<Grant> woken;
       THEN("it pays a second atomic: cmpxchg of the tail (ticket's unlock is a plain store)") {
-        CHECK(alone.release(0, at_ns(100), LockMode::kExclusive, woken) == at_ns(105));
+        CHECK(release(alone, 0, at_ns(100), LockMode::kExclusive, woken) == at_ns(105));
       }
     }
   }
@@ -178,23 +181,23 @@ SCENARIO("a qspinlock handoff is the unlock store, the waiter's re-read and its 
     const Topology topo(machine(CoherenceKind::kPairwise));
     QSpinlock lock(LockContext{&topo, sim::RngStream(1, "q")});
     Time g;
-    REQUIRE(lock.acquire(0, at_ns(0), LockMode::kExclusive, g));
+    REQUIRE(acquire(lock, 0, at_ns(0), LockMode::kExclusive, g));
     CHECK(g == at_ns(5));  // (0,0,0) -> (0,0,1): one cmpxchg
-    CHECK_FALSE(lock.acquire(1, at_ns(10), LockMode::kExclusive, g));
+    CHECK_FALSE(acquire(lock, 1, at_ns(10), LockMode::kExclusive, g));
     std::vector<Grant> woken;
-    (void)lock.release(0, at_ns(100), LockMode::kExclusive, woken);
+    (void)release(lock, 0, at_ns(100), LockMode::kExclusive, woken);
     CHECK(woken.at(0).at == at_ns(115));
   }
   GIVEN("a directory machine: cpu 0 holds, cpus 1-3 wait (cpu 1 pending, cpu 2 the queue head, cpu 3 on its node)") {
     const Topology topo(machine(CoherenceKind::kDirectory));
     QSpinlock lock(LockContext{&topo, sim::RngStream(1, "q")});
     Time g;
-    REQUIRE(lock.acquire(0, at_ns(0), LockMode::kExclusive, g));
-    for (int c = 1; c <= 3; ++c) CHECK_FALSE(lock.acquire(c, at_ns(1000 * c), LockMode::kExclusive, g));
+    REQUIRE(acquire(lock, 0, at_ns(0), LockMode::kExclusive, g));
+    for (int c = 1; c <= 3; ++c) CHECK_FALSE(acquire(lock, c, at_ns(1000 * c), LockMode::kExclusive, g));
     THEN("two CPUs spin on the word, not three") { CHECK(lock.word_line()->spinners() == 2); }
     WHEN("cpu 0 unlocks at 10 us, the word idle since the last xchg") {
       std::vector<Grant> woken;
-      (void)lock.release(0, at_ns(10000), LockMode::kExclusive, woken);
+      (void)release(lock, 0, at_ns(10000), LockMode::kExclusive, woken);
       THEN("the unlock pulls the word from cpu 3 (its xchg of the tail was last: 10 + 5 ns) and invalidates the two "
            "spinning copies (2 x 2 ns), which re-read it from the LLC (2 x 3 ns); cpu 1's re-read (10 ns) comes after "
            "them; others still wait behind it, so it takes the lock with a plain store (qspinlock.c: "
@@ -206,9 +209,9 @@ SCENARIO("a qspinlock handoff is the unlock store, the waiter's re-read and its 
     }
     WHEN("cpu 1 is the last waiter (the queue head is the tail)") {
       std::vector<Grant> woken;
-      (void)lock.release(0, at_ns(10000), LockMode::kExclusive, woken);
-      (void)lock.release(1, at_ns(20000), LockMode::kExclusive, woken);
-      (void)lock.release(2, at_ns(30000), LockMode::kExclusive, woken);
+      (void)release(lock, 0, at_ns(10000), LockMode::kExclusive, woken);
+      (void)release(lock, 1, at_ns(20000), LockMode::kExclusive, woken);
+      (void)release(lock, 2, at_ns(30000), LockMode::kExclusive, woken);
       THEN("its take is the cmpxchg of the tail: an atomic that pulls the word (re-read 10 ns, then 10 + 5 ns)") {
         CHECK(woken.at(2).cpu == 3);
         const Time released = woken.at(2).at - sim::nanoseconds(10 + 15);
@@ -224,12 +227,12 @@ SCENARIO("CNA passes the lock to a waiter on the holder's node, parks the others
   GIVEN("cpu 0 holds; cpu 4 (other node) waits first, then cpu 5 (other node), then cpu 1 (same node)") {
     CnaSpinlock lock(LockContext{&topo, sim::RngStream(1, "c")}, sim::microseconds(10));
     Time g;
-    REQUIRE(lock.acquire(0, at_ns(0), LockMode::kExclusive, g));
-    CHECK_FALSE(lock.acquire(4, at_ns(10), LockMode::kExclusive, g));
-    CHECK_FALSE(lock.acquire(5, at_ns(20), LockMode::kExclusive, g));
-    CHECK_FALSE(lock.acquire(1, at_ns(30), LockMode::kExclusive, g));
+    REQUIRE(acquire(lock, 0, at_ns(0), LockMode::kExclusive, g));
+    CHECK_FALSE(acquire(lock, 4, at_ns(10), LockMode::kExclusive, g));
+    CHECK_FALSE(acquire(lock, 5, at_ns(20), LockMode::kExclusive, g));
+    CHECK_FALSE(acquire(lock, 1, at_ns(30), LockMode::kExclusive, g));
     std::vector<Grant> woken;
-    (void)lock.release(0, at_ns(1000), LockMode::kExclusive, woken);
+    (void)release(lock, 0, at_ns(1000), LockMode::kExclusive, woken);
     THEN("cpu 1 gets it (one in-node transfer and its atomic), cpus 4 and 5 go to the secondary queue") {
       REQUIRE(woken.size() == 1);
       CHECK(woken[0].cpu == 1);
@@ -239,12 +242,12 @@ SCENARIO("CNA passes the lock to a waiter on the holder's node, parks the others
     }
     WHEN("cpu 1 releases with no local waiter left") {
       woken.clear();
-      (void)lock.release(1, at_ns(2000), LockMode::kExclusive, woken);
+      (void)release(lock, 1, at_ns(2000), LockMode::kExclusive, woken);
       THEN("the secondary queue is spliced back: cpu 4, the oldest, gets it, then cpu 5") {
         CHECK(woken.at(0).cpu == 4);
         CHECK(lock.secondary() == 0);
         woken.clear();
-        (void)lock.release(4, at_ns(3000), LockMode::kExclusive, woken);
+        (void)release(lock, 4, at_ns(3000), LockMode::kExclusive, woken);
         CHECK(woken.at(0).cpu == 5);
       }
     }
@@ -252,9 +255,9 @@ SCENARIO("CNA passes the lock to a waiter on the holder's node, parks the others
   GIVEN("local waiters keep arriving while cpu 4 waits in the secondary queue") {
     CnaSpinlock lock(LockContext{&topo, sim::RngStream(1, "c")}, sim::microseconds(10));
     Time g;
-    REQUIRE(lock.acquire(0, at_ns(0), LockMode::kExclusive, g));
-    CHECK_FALSE(lock.acquire(4, at_ns(10), LockMode::kExclusive, g));
-    CHECK_FALSE(lock.acquire(1, at_ns(20), LockMode::kExclusive, g));
+    REQUIRE(acquire(lock, 0, at_ns(0), LockMode::kExclusive, g));
+    CHECK_FALSE(acquire(lock, 4, at_ns(10), LockMode::kExclusive, g));
+    CHECK_FALSE(acquire(lock, 1, at_ns(20), LockMode::kExclusive, g));
     std::vector<Grant> woken;
     int holder = 0;
     Time now = at_ns(1000);
@@ -262,8 +265,8 @@ SCENARIO("CNA passes the lock to a waiter on the holder's node, parks the others
     while (true) {  // the holder hands to a local waiter while one is there and cpu 4 is under the threshold
       woken.clear();
       const int next_local = holder == 1 ? 2 : 1;
-      CHECK_FALSE(lock.acquire(next_local, now, LockMode::kExclusive, g));
-      (void)lock.release(holder, now + sim::nanoseconds(1), LockMode::kExclusive, woken);
+      CHECK_FALSE(acquire(lock, next_local, now, LockMode::kExclusive, g));
+      (void)release(lock, holder, now + sim::nanoseconds(1), LockMode::kExclusive, woken);
       holder = woken.at(0).cpu;
       now = woken.at(0).at + sim::microseconds(1);
       if (holder == 4) break;

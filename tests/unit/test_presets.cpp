@@ -61,7 +61,9 @@ struct Shape {
 const Shape kShapes[] = {
     {"nehalem-ep-2s", 16, 8, 2},      {"nehalem-ex-4s", 64, 32, 4},   {"nehalem-ex-8s", 128, 64, 8},
     {"ivybridge-ex-4s", 120, 60, 4},  {"skylake-sp-2s", 96, 48, 2},   {"opteron-48", 48, 48, 8},
-    {"power5p-64", 128, 64, 8},
+    {"power5p-64", 128, 64, 8},       {"skylake-sp-8s", 448, 224, 8}, {"icelake-sp-2s", 128, 64, 2},
+    {"sapphirerapids-2s", 224, 112, 2}, {"epyc-rome-2s", 256, 128, 2}, {"epyc-milan-2s", 192, 96, 2},
+    {"epyc-genoa-2s", 384, 192, 2},
 };
 
 }  // namespace
@@ -100,7 +102,8 @@ TEST_CASE("preset shapes: thread, core and NUMA node counts") {
 }
 
 TEST_CASE("preset SMT machines: transfer grows from SMT sibling to same socket to other socket") {
-  for (const auto* name : {"nehalem-ep-2s", "nehalem-ex-4s", "nehalem-ex-8s", "ivybridge-ex-4s", "skylake-sp-2s"}) {
+  for (const auto* name : {"nehalem-ep-2s", "nehalem-ex-4s", "nehalem-ex-8s", "ivybridge-ex-4s", "skylake-sp-2s",
+                           "icelake-sp-2s", "sapphirerapids-2s"}) {
     CAPTURE(name);
     const Topology t = load_preset(name);
     const int per_socket = t.num_cpus() / t.num_nodes();
@@ -202,19 +205,58 @@ TEST_CASE("preset opteron-48: SOSP13 Table 2 load-Modified cycles at 2.1 GHz, 2 
   CHECK(std::lround(cycles(t.local_hit(), 2.1)) == 3);  // SOSP13 Table 3 L1
 }
 
+// The CAS a pair of pinned threads measures: the line held by `holder`,
+// then taken by `cpu` (transfer + local_atomic, as the level-1 cases run it).
+Duration cas_after(const Topology& t, int holder, int cpu) {
+  CacheLine line;
+  const sim::Time held = line.rmw(t, holder, sim::Time{});
+  return line.rmw(t, cpu, held) - held;
+}
+
 TEST_CASE("preset skylake-sp-2s: a simulated remote CAS reproduces nviennot's 7.6 / 47 / 134 ns") {
   const Topology t = load_preset("skylake-sp-2s");
   CHECK(t.local_atomic() == sim::nanoseconds(7));  // perfbook, Platinum 8176
-  const sim::Time t0{};
-  auto cas_after = [&](int holder, int cpu) {
-    CacheLine line;
-    const sim::Time held = line.rmw(t, holder, t0);
-    return line.rmw(t, cpu, held) - held;
+  CHECK(cas_after(t, 0, 1) == Duration{7600});          // SMT sibling
+  CHECK(cas_after(t, 0, 2) == sim::nanoseconds(47));    // another core of the socket
+  CHECK(cas_after(t, 0, 48) == sim::nanoseconds(134));  // other socket
+  CHECK(cas_after(t, 0, 0) == sim::nanoseconds(7));     // already local
+}
+
+TEST_CASE("preset skylake-sp-8s: a simulated remote CAS reproduces perfbook's 8176 blind CAS 7.2 / 47.5 / 148.8 / 336.6 ns") {
+  const Topology t = load_preset("skylake-sp-8s");
+  CHECK(t.local_atomic() == sim::nanoseconds(7));       // perfbook: Same-CPU CAS
+  CHECK(cas_after(t, 0, 1) == Duration{7200});          // on-core (SMT sibling)
+  CHECK(cas_after(t, 0, 2) == Duration{47500});         // off-core
+  CHECK(cas_after(t, 0, 56) == Duration{148800});       // off-socket, same four-socket component
+  CHECK(cas_after(t, 0, 224) == Duration{336600});      // cross-interconnect
+  CHECK(cas_after(t, 56, 168) == Duration{148800});     // any two sockets of one component
+  CHECK(t.num_nodes() == 8);
+}
+
+TEST_CASE("preset icelake-sp-2s and EPYC presets: a simulated remote CAS reproduces the level-1 medians") {
+  const Topology icx = load_preset("icelake-sp-2s");  // nviennot 8375C
+  CHECK(cas_after(icx, 0, 1) == Duration{8000});
+  CHECK(cas_after(icx, 0, 2) == Duration{51300});
+  CHECK(cas_after(icx, 0, 64) == Duration{107800});
+  struct Epyc {
+    const char* name;
+    int ccx_cpus;  // CPUs of one CCX: the first CPU of the next CCX
+    long smt, ccx, socket, cross;  // ps
   };
-  CHECK(cas_after(0, 1) == Duration{7600});     // SMT sibling
-  CHECK(cas_after(0, 2) == sim::nanoseconds(47));   // another core of the socket
-  CHECK(cas_after(0, 48) == sim::nanoseconds(134)); // other socket
-  CHECK(cas_after(0, 0) == sim::nanoseconds(7));    // already local
+  for (const Epyc& e : {Epyc{"epyc-rome-2s", 8, 8000, 25300, 132100, 266700},
+                        Epyc{"epyc-milan-2s", 16, 9800, 22700, 107600, 198300},
+                        Epyc{"epyc-genoa-2s", 16, 10300, 27100, 99300, 191600}}) {
+    CAPTURE(e.name);
+    const Topology t = load_preset(e.name);
+    const int per_socket = t.num_cpus() / t.num_nodes();
+    CHECK(cas_after(t, 0, 1) == Duration{e.smt});
+    CHECK(cas_after(t, 0, 2) == Duration{e.ccx});
+    CHECK(cas_after(t, 0, e.ccx_cpus) == Duration{e.socket});
+    CHECK(cas_after(t, 0, per_socket) == Duration{e.cross});
+    CHECK(t.transfer(0, 1) < t.transfer(0, 2));
+    CHECK(t.transfer(0, 2) < t.transfer(0, e.ccx_cpus));
+    CHECK(t.transfer(0, e.ccx_cpus) < t.transfer(0, per_socket));
+  }
 }
 
 TEST_CASE("preset nehalem-ep-2s: perfbook's CAS figures for the X5550") {

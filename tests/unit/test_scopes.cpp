@@ -23,24 +23,23 @@ struct Acquire {
 std::vector<Acquire> g_acquires;
 int g_made = 0;
 
-class Recording final : public Lock {
+class Recording final : public ExternalLock {
  public:
-  Recording(std::unique_ptr<Lock> inner, int id) : inner_(std::move(inner)), id_(id) {}
-  bool acquire(int cpu, Time now, LockMode mode, Time& granted_at) override {
+  Recording(std::unique_ptr<AnyLock> inner, int id) : inner_(std::move(inner)), id_(id) {}
+  std::optional<Time> acquire(int cpu, Time now, LockMode mode) override {
     g_acquires.push_back({cpu, id_});
-    return inner_->acquire(cpu, now, mode, granted_at);
+    return inner_->acquire(cpu, now, mode);
   }
-  Time release(int cpu, Time now, LockMode mode, std::vector<Grant>& woken) override {
-    return inner_->release(cpu, now, mode, woken);
-  }
+  Released release(int cpu, Time now, LockMode mode) override { return inner_->release(cpu, now, mode); }
+  void take_more(std::vector<Grant>& into) override { inner_->take_more(into); }
 
  private:
-  std::unique_ptr<Lock> inner_;
+  std::unique_ptr<AnyLock> inner_;
   int id_;
 };
 
-std::unique_ptr<Lock> recording_factory(const LockDecl& d, LockContext ctx) {
-  return std::make_unique<Recording>(make_lock(d, ctx), g_made++);
+std::unique_ptr<AnyLock> recording_factory(const LockDecl& d, LockContext ctx) {
+  return std::make_unique<AnyLock>(std::make_unique<Recording>(make_lock(d, ctx), g_made++));
 }
 
 // `cpus` tasks on a flat machine loop: compute 500ns, then the lock of

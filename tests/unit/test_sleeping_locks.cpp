@@ -13,10 +13,13 @@
 #include "models/kernel/mutex.h"
 #include "models/kernel/rwsem.h"
 #include "models/scenario/scenario.h"
+#include "tests/unit/lock_calls.h"
 
 using namespace vfssim;
 using namespace vfssim::models;
 using sim::Time;
+using testing::acquire;
+using testing::release;
 
 namespace {
 
@@ -69,13 +72,13 @@ SCENARIO("mutex: a spinner spins only while the owner runs") {
   GIVEN("v4.10's rules and cpu 0 holding the mutex since 0, cpu 1 spinning since 10 ns") {
     VersionedMutex m(LockContext{&topo, {}}, MutexRules{true, true}, kWake);
     Time g;
-    REQUIRE(m.acquire(0, ns(0), LockMode::kExclusive, g));
+    REQUIRE(acquire(m, 0, ns(0), LockMode::kExclusive, g));
     CHECK(g == ns(10));  // a fresh line: one local atomic
-    CHECK_FALSE(m.acquire(1, ns(10), LockMode::kExclusive, g));
+    CHECK_FALSE(acquire(m, 1, ns(10), LockMode::kExclusive, g));
     REQUIRE(m.spinners() == 1);
     WHEN("the owner never sleeps") {
       std::vector<Grant> woken;
-      CHECK(m.release(0, ns(1000), LockMode::kExclusive, woken) == ns(1000));
+      CHECK(release(m, 0, ns(1000), LockMode::kExclusive, woken) == ns(1000));
       THEN("the spinner takes it one transfer after the unlock") {
         REQUIRE(woken.size() == 1);
         CHECK(woken[0].cpu == 1);
@@ -88,11 +91,11 @@ SCENARIO("mutex: a spinner spins only while the owner runs") {
     WHEN("the owner sleeps from 50 ns to 5050 ns inside its critical section") {
       m.holder_sleeps(0, ns(50), ns(5050));
       Time g2;
-      CHECK_FALSE(m.acquire(2, ns(100), LockMode::kExclusive, g2));  // the owner is off its CPU
+      CHECK_FALSE(acquire(m, 2, ns(100), LockMode::kExclusive, g2));  // the owner is off its CPU
       CHECK(m.spinners() == 1);
       CHECK(m.sleepers() == 1);
       std::vector<Grant> woken;
-      m.release(0, ns(6000), LockMode::kExclusive, woken);
+      release(m, 0, ns(6000), LockMode::kExclusive, woken);
       THEN("the spinner stopped at 50 ns and sleeps ahead of cpu 2: the unlock frees the lock and wakes it") {
         REQUIRE(woken.size() == 1);
         CHECK(woken[0].cpu == 1);
@@ -113,19 +116,19 @@ SCENARIO("mutex: wake-and-retry loses to a stealer; v4.10's handoff bit gives it
     CAPTURE(handoff);
     VersionedMutex m(LockContext{&topo, {}}, MutexRules{false, handoff}, kWake);  // no spinning: all sleep
     Time g;
-    REQUIRE(m.acquire(0, ns(0), LockMode::kExclusive, g));
-    CHECK_FALSE(m.acquire(1, ns(10), LockMode::kExclusive, g));
+    REQUIRE(acquire(m, 0, ns(0), LockMode::kExclusive, g));
+    CHECK_FALSE(acquire(m, 1, ns(10), LockMode::kExclusive, g));
     std::vector<Grant> woken;
-    m.release(0, ns(1000), LockMode::kExclusive, woken);
+    release(m, 0, ns(1000), LockMode::kExclusive, woken);
     REQUIRE(woken.size() == 1);
     CHECK((woken[0].cpu == 1 && woken[0].retry && woken[0].at == ns(3000)));
     // cpu 2 runs and steals the free lock while cpu 1 wakes up.
-    REQUIRE(m.acquire(2, ns(1500), LockMode::kExclusive, g));
+    REQUIRE(acquire(m, 2, ns(1500), LockMode::kExclusive, g));
     CHECK(g == ns(1500 + 110));  // the line comes from cpu 0
-    CHECK_FALSE(m.acquire(1, ns(3000), LockMode::kExclusive, g));
+    CHECK_FALSE(acquire(m, 1, ns(3000), LockMode::kExclusive, g));
     CHECK(m.handoff() == handoff);
     woken.clear();
-    m.release(2, ns(4000), LockMode::kExclusive, woken);
+    release(m, 2, ns(4000), LockMode::kExclusive, woken);
     REQUIRE(woken.size() == 1);
     CHECK(woken[0].cpu == 1);
     CHECK(woken[0].at == ns(4000) + kWake);
@@ -133,12 +136,12 @@ SCENARIO("mutex: wake-and-retry loses to a stealer; v4.10's handoff bit gives it
       // __mutex_handoff: cpu 1 owns it when it wakes; a newcomer queues.
       CHECK_FALSE(woken[0].retry);
       CHECK(m.owner() == 1);
-      CHECK_FALSE(m.acquire(3, ns(4500), LockMode::kExclusive, g));
+      CHECK_FALSE(acquire(m, 3, ns(4500), LockMode::kExclusive, g));
     } else {
       // v4.9: woken to retry again, and cpu 3 steals again.
       CHECK(woken[0].retry);
       CHECK(m.owner() == -1);
-      CHECK(m.acquire(3, ns(4500), LockMode::kExclusive, g));
+      CHECK(acquire(m, 3, ns(4500), LockMode::kExclusive, g));
     }
   }
 }
@@ -151,11 +154,11 @@ SCENARIO("rwsem: v5.3 readers spin on a running writer, v4.19 readers sleep") {
     CAPTURE(spin);
     Rwsem sem(LockContext{&topo, {}}, spin ? v53 : v419, kWake);
     Time g;
-    REQUIRE(sem.acquire(0, ns(0), LockMode::kExclusive, g));
-    CHECK_FALSE(sem.acquire(1, ns(20), LockMode::kShared, g));
+    REQUIRE(acquire(sem, 0, ns(0), LockMode::kExclusive, g));
+    CHECK_FALSE(acquire(sem, 1, ns(20), LockMode::kShared, g));
     CHECK(sem.spinners() == (spin ? 1u : 0u));
     std::vector<Grant> woken;
-    CHECK(sem.release(0, ns(1000), LockMode::kExclusive, woken) == ns(1010));  // up_write: a local atomic
+    CHECK(release(sem, 0, ns(1000), LockMode::kExclusive, woken) == ns(1010));  // up_write: a local atomic
     REQUIRE(woken.size() == 1);
     CHECK(woken[0].cpu == 1);
     CHECK_FALSE(woken[0].retry);  // readers are granted by the waker
@@ -173,23 +176,23 @@ SCENARIO("rwsem: a writer never spins on readers, and a writer owner's sleep sto
   v53.reader_spin = v53.handoff = v53.wake_all_readers = true;
   Rwsem sem(LockContext{&topo, {}}, v53, kWake);
   Time g;
-  REQUIRE(sem.acquire(0, ns(0), LockMode::kShared, g));
-  CHECK_FALSE(sem.acquire(1, ns(10), LockMode::kExclusive, g));
+  REQUIRE(acquire(sem, 0, ns(0), LockMode::kShared, g));
+  CHECK_FALSE(acquire(sem, 1, ns(10), LockMode::kExclusive, g));
   CHECK(sem.spinners() == 0);  // reader-owned: the writer sleeps
   std::vector<Grant> woken;
-  sem.release(0, ns(500), LockMode::kShared, woken);
+  release(sem, 0, ns(500), LockMode::kShared, woken);
   REQUIRE(woken.size() == 1);
   CHECK((woken[0].cpu == 1 && woken[0].retry && woken[0].at == ns(510) + kWake));
-  REQUIRE(sem.acquire(1, woken[0].at, LockMode::kExclusive, g));
+  REQUIRE(acquire(sem, 1, woken[0].at, LockMode::kExclusive, g));
   CHECK(sem.writer() == 1);
   // The writer goes to sleep at 3000 ns: a reader spinning since 2600 ns stops.
-  CHECK_FALSE(sem.acquire(2, ns(2600), LockMode::kShared, g));
+  CHECK_FALSE(acquire(sem, 2, ns(2600), LockMode::kShared, g));
   CHECK(sem.spinners() == 1);
   sem.holder_sleeps(1, ns(3000), ns(8000));
-  CHECK_FALSE(sem.acquire(3, ns(3500), LockMode::kShared, g));  // the owner is asleep
+  CHECK_FALSE(acquire(sem, 3, ns(3500), LockMode::kShared, g));  // the owner is asleep
   CHECK(sem.spinners() == 1);
   woken.clear();
-  sem.release(1, ns(9000), LockMode::kExclusive, woken);
+  release(sem, 1, ns(9000), LockMode::kExclusive, woken);
   // Both readers sleep on the queue now and are granted by the wake-up.
   REQUIRE(woken.size() == 2);
   for (const auto& w : woken) CHECK((w.slept && !w.retry && w.at >= ns(9010) + kWake));
@@ -203,20 +206,20 @@ SCENARIO("rwsem: the handoff bit stops the stealing once the head has waited RWS
   rules.handoff = true;
   Rwsem sem(LockContext{&topo, {}}, rules, kWake);
   Time g;
-  REQUIRE(sem.acquire(0, ns(0), LockMode::kExclusive, g));
-  CHECK_FALSE(sem.acquire(1, ns(10), LockMode::kExclusive, g));  // the head, since 10 ns
+  REQUIRE(acquire(sem, 0, ns(0), LockMode::kExclusive, g));
+  CHECK_FALSE(acquire(sem, 1, ns(10), LockMode::kExclusive, g));  // the head, since 10 ns
   // Round after round, a running writer steals the lock while cpu 1 wakes.
   Time t = ns(1000);
   int holder = 0, rounds = 0;
   while (!sem.handoff()) {
     std::vector<Grant> woken;
-    const Time done = sem.release(holder, t, LockMode::kExclusive, woken);
+    const Time done = release(sem, holder, t, LockMode::kExclusive, woken);
     const Grant* w = grant_of(woken, 1);
     REQUIRE(w);
     REQUIRE(w->retry);
     holder = 2 + rounds % 2;
-    REQUIRE(sem.acquire(holder, done + sim::nanoseconds(100), LockMode::kExclusive, g));
-    CHECK_FALSE(sem.acquire(1, w->at, LockMode::kExclusive, g));
+    REQUIRE(acquire(sem, holder, done + sim::nanoseconds(100), LockMode::kExclusive, g));
+    CHECK_FALSE(acquire(sem, 1, w->at, LockMode::kExclusive, g));
     t = w->at + sim::nanoseconds(1000);
     ++rounds;
     REQUIRE(rounds < 10000);
@@ -227,12 +230,12 @@ SCENARIO("rwsem: the handoff bit stops the stealing once the head has waited RWS
   CHECK(rounds == (timeout - sim::nanoseconds(10) + round - Duration{1}) / round);
   // From now on nobody steals: a writer and a reader arriving at the next free lock queue.
   std::vector<Grant> woken;
-  const Time done = sem.release(holder, t, LockMode::kExclusive, woken);
-  CHECK_FALSE(sem.acquire(4, done + sim::nanoseconds(1), LockMode::kExclusive, g));
-  CHECK_FALSE(sem.acquire(5, done + sim::nanoseconds(2), LockMode::kShared, g));
+  const Time done = release(sem, holder, t, LockMode::kExclusive, woken);
+  CHECK_FALSE(acquire(sem, 4, done + sim::nanoseconds(1), LockMode::kExclusive, g));
+  CHECK_FALSE(acquire(sem, 5, done + sim::nanoseconds(2), LockMode::kShared, g));
   const Grant* w = grant_of(woken, 1);
   REQUIRE(w);
-  CHECK(sem.acquire(1, w->at, LockMode::kExclusive, g));
+  CHECK(acquire(sem, 1, w->at, LockMode::kExclusive, g));
   CHECK_FALSE(sem.handoff());
 }
 
@@ -244,17 +247,17 @@ SCENARIO("rwsem: a wake-up grants the readers before the first writer (v4.19) or
     rules.wake_all_readers = all;
     Rwsem sem(LockContext{&topo, {}}, rules, kWake);
     Time g;
-    REQUIRE(sem.acquire(0, ns(0), LockMode::kShared, g));
-    CHECK_FALSE(sem.acquire(1, ns(10), LockMode::kExclusive, g));  // a writer waits on the reader
-    CHECK_FALSE(sem.acquire(2, ns(20), LockMode::kShared, g));     // fair: readers queue behind it
-    CHECK_FALSE(sem.acquire(3, ns(30), LockMode::kExclusive, g));
-    CHECK_FALSE(sem.acquire(4, ns(40), LockMode::kShared, g));
+    REQUIRE(acquire(sem, 0, ns(0), LockMode::kShared, g));
+    CHECK_FALSE(acquire(sem, 1, ns(10), LockMode::kExclusive, g));  // a writer waits on the reader
+    CHECK_FALSE(acquire(sem, 2, ns(20), LockMode::kShared, g));     // fair: readers queue behind it
+    CHECK_FALSE(acquire(sem, 3, ns(30), LockMode::kExclusive, g));
+    CHECK_FALSE(acquire(sem, 4, ns(40), LockMode::kShared, g));
     std::vector<Grant> woken;
-    sem.release(0, ns(100), LockMode::kShared, woken);
+    release(sem, 0, ns(100), LockMode::kShared, woken);
     REQUIRE(woken.size() == 1);  // the head is a writer: woken to retry
-    REQUIRE(sem.acquire(1, woken[0].at, LockMode::kExclusive, g));
+    REQUIRE(acquire(sem, 1, woken[0].at, LockMode::kExclusive, g));
     woken.clear();
-    sem.release(1, ns(5000), LockMode::kExclusive, woken);
+    release(sem, 1, ns(5000), LockMode::kExclusive, woken);
     std::vector<int> readers;
     for (const auto& w : woken)
       if (!w.retry) readers.push_back(w.cpu);

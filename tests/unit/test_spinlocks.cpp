@@ -6,10 +6,13 @@
 #include "models/experiment/experiment.h"
 #include "models/kernel/spinlocks.h"
 #include "sim/simulation.h"
+#include "tests/unit/lock_calls.h"
 
 using namespace vfssim;
 using namespace vfssim::models;
 using sim::Time;
+using testing::acquire;
+using testing::release;
 
 namespace {
 
@@ -26,10 +29,11 @@ TopologySpec two_sockets() {
 }
 
 // cpu 0 takes `lock` at time 0; cpus 1..waiters queue behind it, cpu c at c ns.
-void hold_with_waiters(Lock& lock, int waiters) {
+template <class L>
+void hold_with_waiters(L& lock, int waiters) {
   Time g;
-  REQUIRE(lock.acquire(0, Time{}, LockMode::kExclusive, g));
-  for (int c = 1; c <= waiters; ++c) CHECK_FALSE(lock.acquire(c, Time{} + sim::nanoseconds(c), LockMode::kExclusive, g));
+  REQUIRE(acquire(lock, 0, Time{}, LockMode::kExclusive, g));
+  for (int c = 1; c <= waiters; ++c) CHECK_FALSE(acquire(lock, c, Time{} + sim::nanoseconds(c), LockMode::kExclusive, g));
 }
 
 // A scenario: each CPU loops think Z, then `lock` held H.
@@ -62,16 +66,15 @@ Scenario lock_loop(const std::string& kind, Duration think, Duration hold, bool 
 }
 
 // Grants every request at once, even while held: breaks mutual exclusion.
-class BrokenLock final : public Lock {
+class BrokenLock final : public ExternalLock {
  public:
-  bool acquire(int, Time now, LockMode, Time& at) override {
-    at = now;
-    return true;
-  }
-  Time release(int, Time now, LockMode, std::vector<Grant>&) override { return now; }
+  std::optional<Time> acquire(int, Time now, LockMode) override { return now; }
+  Released release(int, Time now, LockMode) override { return {now}; }
 };
 
-std::unique_ptr<Lock> broken_factory(const LockDecl&, LockContext) { return std::make_unique<BrokenLock>(); }
+std::unique_ptr<AnyLock> broken_factory(const LockDecl&, LockContext) {
+  return std::make_unique<AnyLock>(std::make_unique<BrokenLock>());
+}
 
 }  // namespace
 
@@ -81,12 +84,12 @@ SCENARIO("a queued lock hands over in FIFO order at exactly one transfer") {
   std::vector<Grant> woken;
   Time g;
   GIVEN("cpu 0 holds the lock and cpus 5 and 1 queue behind it") {
-    REQUIRE(lock.acquire(0, Time{}, LockMode::kExclusive, g));
+    REQUIRE(acquire(lock, 0, Time{}, LockMode::kExclusive, g));
     CHECK(g == Time{} + sim::nanoseconds(10));  // local atomic on a fresh line
-    CHECK_FALSE(lock.acquire(5, Time{} + sim::nanoseconds(20), LockMode::kExclusive, g));
-    CHECK_FALSE(lock.acquire(1, Time{} + sim::nanoseconds(30), LockMode::kExclusive, g));
+    CHECK_FALSE(acquire(lock, 5, Time{} + sim::nanoseconds(20), LockMode::kExclusive, g));
+    CHECK_FALSE(acquire(lock, 1, Time{} + sim::nanoseconds(30), LockMode::kExclusive, g));
     WHEN("cpu 0 releases at 100 ns") {
-      lock.release(0, Time{} + sim::nanoseconds(100), LockMode::kExclusive, woken);
+      release(lock, 0, Time{} + sim::nanoseconds(100), LockMode::kExclusive, woken);
       THEN("cpu 5, first in line, gets it one cross-socket transfer later") {
         REQUIRE(woken.size() == 1);
         CHECK(woken[0].cpu == 5);
@@ -96,7 +99,7 @@ SCENARIO("a queued lock hands over in FIFO order at exactly one transfer") {
       }
       AND_THEN("cpu 1 follows after cpu 5's release") {
         woken.clear();
-        lock.release(5, Time{} + sim::nanoseconds(300), LockMode::kExclusive, woken);
+        release(lock, 5, Time{} + sim::nanoseconds(300), LockMode::kExclusive, woken);
         REQUIRE(woken.size() == 1);
         CHECK(woken[0].cpu == 1);
         CHECK(woken[0].at == Time{} + sim::nanoseconds(400));
@@ -115,12 +118,12 @@ SCENARIO("spinners of another socket cost one fetch, not one each") {
   Topology topo(two_sockets());
   for (const std::string kind : {"ticket", "tas"}) {
     CAPTURE(kind);
-    std::unique_ptr<FifoSpinlock> lock;
-    if (kind == "ticket") lock = std::make_unique<TicketSpinlock>(LockContext{&topo, {}});
-    else lock = std::make_unique<TasSpinlock>(LockContext{&topo, {}});
+    std::unique_ptr<AnyLock> lock;
+    if (kind == "ticket") lock = std::make_unique<AnyLock>(std::in_place_type<TicketSpinlock>, LockContext{&topo, {}});
+    else lock = std::make_unique<AnyLock>(std::in_place_type<TasSpinlock>, LockContext{&topo, {}});
     std::vector<Grant> woken;
     hold_with_waiters(*lock, 7);
-    lock->release(0, Time{} + sim::nanoseconds(100), LockMode::kExclusive, woken);
+    release(*lock, 0, Time{} + sim::nanoseconds(100), LockMode::kExclusive, woken);
     REQUIRE(woken.size() == 1);
     if (kind == "ticket") {
       CHECK(woken[0].cpu == 1);
@@ -149,12 +152,12 @@ SCENARIO("the grouped handoff is the same through a measured transfer matrix") {
     TicketSpinlock lock(LockContext{topo, {}});
     std::vector<Grant> woken;
     hold_with_waiters(lock, 7);
-    lock.release(0, Time{} + sim::nanoseconds(100), LockMode::kExclusive, woken);
+    release(lock, 0, Time{} + sim::nanoseconds(100), LockMode::kExclusive, woken);
     REQUIRE(woken.size() == 1);
     CHECK(woken[0].at == Time{} + sim::nanoseconds(165));
     // The next release: cpu 1 hands to cpu 2; left: cpu 3 (same socket), 4-7 (one fetch).
     woken.clear();
-    lock.release(1, Time{} + sim::nanoseconds(300), LockMode::kExclusive, woken);
+    release(lock, 1, Time{} + sim::nanoseconds(300), LockMode::kExclusive, woken);
     CHECK(woken[0].at == Time{} + sim::nanoseconds(300 + 5 + (10 + 100) / 2));
   }
 }
@@ -165,21 +168,21 @@ SCENARIO("a ticket lock's handoff grows with the number of waiters") {
   std::vector<Grant> woken;
   hold_with_waiters(lock, 3);
   // 3 waiters: transfer 10 ns x 3/2 = 15 ns (Boyd-Wickizer et al.: c k/2).
-  lock.release(0, Time{} + sim::nanoseconds(100), LockMode::kExclusive, woken);
+  release(lock, 0, Time{} + sim::nanoseconds(100), LockMode::kExclusive, woken);
   REQUIRE(woken.size() == 1);
   CHECK(woken[0].cpu == 1);
   CHECK(woken[0].at == Time{} + sim::nanoseconds(115));
   // 2 waiters left: 10 ns x 2/2 = 10 ns.
   woken.clear();
-  lock.release(1, Time{} + sim::nanoseconds(200), LockMode::kExclusive, woken);
+  release(lock, 1, Time{} + sim::nanoseconds(200), LockMode::kExclusive, woken);
   CHECK(woken[0].at == Time{} + sim::nanoseconds(210));
   // 1 waiter: c k/2 would be half a transfer, but the line must still
   // reach it: one whole transfer.
   woken.clear();
-  lock.release(2, Time{} + sim::nanoseconds(300), LockMode::kExclusive, woken);
+  release(lock, 2, Time{} + sim::nanoseconds(300), LockMode::kExclusive, woken);
   CHECK(woken[0].at == Time{} + sim::nanoseconds(310));
   woken.clear();
-  lock.release(3, Time{} + sim::nanoseconds(400), LockMode::kExclusive, woken);
+  release(lock, 3, Time{} + sim::nanoseconds(400), LockMode::kExclusive, woken);
   CHECK(woken.empty());
   CHECK(lock.holder() == -1);
   CHECK(lock.stats().acquisitions == 4);
