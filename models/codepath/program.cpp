@@ -499,10 +499,20 @@ class Compiler {
         out.push_back(l);
       }
     };
+    // 2.6.32's dget (BUG_ON(!atomic_read)) and dput (atomic_read == 1, then
+    // atomic_dec_and_lock's atomic_add_unless) load the count first: on a
+    // contended line, a transfer of its own before the RMW's.
+    auto count_read = [&](const std::string& d, WalkOut& out) {
+      if (!w.count_reads) return;
+      Step rd = make(StepKind::kRead);
+      rd.target = d + ".d_count";
+      out.push_back(rd);
+    };
     auto put = [&](const std::string& d, WalkOut& out) {
       if (w.lockref || w.locked_put) {
         get(d, out);  // lockref_put_return, or d_count-- under d_lock: the same cost as a get
       } else {
+        count_read(d, out);
         Step a = make(StepKind::kAtomic);  // atomic_dec_and_lock, never 1 -> 0 here
         a.target = d + ".d_count";
         out.push_back(a);
@@ -525,6 +535,7 @@ class Compiler {
       if (w.lockref || w.locked_put) {
         get(d, out);
       } else {
+        count_read(d, out);
         Step a = make(StepKind::kAtomic);
         a.target = d + ".d_count";
         out.push_back(a);

@@ -91,6 +91,15 @@ class Expander {
     return !c.values.count(name) && !params_.count(name);
   }
   YAML::Node steps_of(const YAML::Node& op) const { return op.IsMap() ? op["steps"] : op; }
+  // `defaults: {NAME: VALUE}` of an op in the mapping form: its bindings when a caller gives none.
+  std::map<std::string, NodeRef> defaults_of(const YAML::Node& op) const {
+    std::map<std::string, NodeRef> out;
+    if (op.IsMap() && op["defaults"]) {
+      r_.expect_map(op["defaults"], "defaults of an op");
+      for (const auto& kv : op["defaults"]) out[r_.name(kv.first, "binding name")] = kv.second;
+    }
+    return out;
+  }
 
   Reader& r_;
   YAML::Node& root_;
@@ -314,7 +323,9 @@ void Expander::uses_in(Context& c, const std::string& strategy, const YAML::Node
   }
   if (n.IsMap()) {
     if (n["call"] && n["call"].IsScalar()) {
-      std::set<std::string> callee = uses(c, strategy, n["call"].Scalar(), visiting);
+      const std::string target = n["call"].Scalar();
+      if (target.size() > 1 && target[0] == '$') out.insert(target.substr(1));  // an op its caller names
+      std::set<std::string> callee = uses(c, strategy, target, visiting);
       if (const YAML::Node w = n["with"]; w && w.IsMap())
         for (const auto& kv : w) {
           callee.erase(kv.first.Scalar());
@@ -336,6 +347,7 @@ std::set<std::string> Expander::uses(Context& c, const std::string& strategy, co
   if (!visiting.insert(op).second) return {};  // a cycle: the loader's check names it
   std::set<std::string> out;
   uses_in(c, strategy, steps_of(it->second.value), out, visiting, 0);
+  for (const auto& [d, v] : defaults_of(it->second.value)) out.erase(d);  // the op binds them itself unless its caller does
   visiting.erase(op);
   memo[op] = out;
   return out;
@@ -377,6 +389,17 @@ YAML::Node Expander::subst(Context& c, const std::string& strategy, const YAML::
     return seq;
   }
   if (!n.IsMap()) return n;
+  if (n["call"] && n["call"].IsScalar() && n["call"].Scalar().size() > 1 && n["call"].Scalar()[0] == '$') {
+    // call: $NAME, an op its caller names (a file system's ->open)
+    auto it = b.find(n["call"].Scalar().substr(1));
+    if (it == b.end() || !it->second.IsScalar())
+      r_.fail(n["call"], "the step calls '" + n["call"].Scalar() + "', which no call on the way binds to an op",
+              "with: {" + n["call"].Scalar().substr(1) + ": OP} in a caller");
+    YAML::Node m(YAML::NodeType::Map);
+    for (const auto& kv : n) m.force_insert(kv.first, kv.first.Scalar() == "call" ? it->second : kv.second);
+    r_.add_made(m, r_.mark(n));
+    return subst(c, strategy, m, b, out, depth + 1);
+  }
   if (n["call"] && n["call"].IsScalar() && n["with"] && !c.ops.count(n["call"].Scalar()))
     r_.fail(n, "the step calls op '" + n["call"].Scalar() + "' with bindings, and strategy '" + strategy + "' has no such op",
             "an op of the strategy or its kernel version");
@@ -450,6 +473,10 @@ YAML::Node Expander::specialize(Context& c, const std::string& strategy, const s
     }
     mine[u] = bit->second;
   }
+  for (const auto& [d, v] : defaults_of(it->second.value)) {
+    auto bit = b.find(d);
+    mine[d] = bit != b.end() ? bit->second : v;
+  }
   const std::string key = canonical(mine);
   auto& list = specs_[strategy][op];
   for (const auto& [k, name] : list)
@@ -464,6 +491,7 @@ YAML::Node Expander::specialize(Context& c, const std::string& strategy, const s
     YAML::Node m(YAML::NodeType::Map);
     for (const auto& kv : value) {
       const std::string k = kv.first.Scalar();
+      if (k == "defaults") continue;  // bound now
       m.force_insert(kv.first, k == "steps" ? subst(c, strategy, kv.second, mine, out, 0) : kv.second);
     }
     if (name != op && !has(m, "fn")) m["fn"] = op;  // the profile still shows the kernel function

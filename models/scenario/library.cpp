@@ -194,22 +194,40 @@ const LibraryVersion& Library::version(const std::string& name, const YAML::Node
         r_.fail(root[k], "kernel " + name + " inherits from " + v.inherits + " and has '" + k + "' of its own",
                 std::string("its differences as changes: [{commit, title, ") + k + ": ...}]");
     const YAML::Node changes = r_.require(root, "changes", "kernel " + name + " (it inherits: its differences)");
+    // An empty list says the version differs in nothing the library models.
     if (!changes.IsSequence()) r_.fail(changes, "changes of kernel " + name + " is not a list", "a list of {commit, title, ...}");
     for (const auto& c : changes) {
       r_.expect_map(c, "a change of kernel " + name);
-      std::vector<const char*> keys = {"commit", "title", "summary", "remove", "patch", "hz", "dentry_lock"};
+      std::vector<const char*> keys = {"commit", "coverage", "title", "summary", "remove", "patch", "hz", "dentry_lock"};
       for (const char* s : kLibrarySections) keys.push_back(s);
       r_.only_keys(c, "a change of kernel " + name, keys);
       LibraryChange rec;
       rec.version = name;
       rec.file = path;
       rec.mark = r_.mark(c);
-      rec.commit = r_.scalar(r_.require(c, "commit", "a change of kernel " + name + " (the kernel commit it cites)"), "commit");
-      if (!is_commit(rec.commit))
-        r_.fail(c["commit"], "commit '" + rec.commit + "' of kernel " + name + " is not a commit id",
-                "12 to 40 hex digits of the kernel commit (git log --oneline)");
+      if (c["coverage"]) {
+        // Not a kernel difference: code the kernel had before, which the
+        // library models from this version on. It adds names only.
+        if (c["commit"]) r_.fail(c["coverage"], "a change of kernel " + name + " has both 'commit' and 'coverage'", "one of them");
+        for (const char* k : {"remove", "patch", "hz", "dentry_lock"})
+          if (c[k]) r_.fail(c[k], "a coverage entry of kernel " + name + " has '" + k + "'", "new entries only (a difference needs its commit)");
+        for (const auto& kv : c)
+          if (is_section(kv.first.Scalar()) && kv.second.IsMap())
+            for (const auto& e : kv.second)
+              if (v.sections[kv.first.Scalar()].count(e.first.Scalar()))
+                r_.fail(e.first, "the coverage entry of kernel " + name + " redefines " + kv.first.Scalar() + " '" +
+                                     e.first.Scalar() + "', which kernel " + v.inherits + " has",
+                        "new names only (a difference needs its commit)");
+        rec.commit = "coverage";
+        rec.summary = r_.scalar(c["coverage"], "coverage");
+      } else {
+        rec.commit = r_.scalar(r_.require(c, "commit", "a change of kernel " + name + " (the kernel commit it cites, or coverage: WHY)"), "commit");
+        if (!is_commit(rec.commit))
+          r_.fail(c["commit"], "commit '" + rec.commit + "' of kernel " + name + " is not a commit id",
+                  "12 to 40 hex digits of the kernel commit (git log --oneline)");
+      }
       rec.title = r_.scalar(r_.require(c, "title", "the change " + rec.commit), "title");
-      if (c["summary"]) rec.summary = r_.scalar(c["summary"], "summary");
+      if (c["summary"]) rec.summary += (rec.summary.empty() ? "" : " ") + r_.scalar(c["summary"], "summary");
       apply_change(v, c, path, name, rec);
       v.changes.push_back(rec);
     }
@@ -283,7 +301,7 @@ namespace {
 
 // Where a step list is in a step: the keys whose values are lists of steps.
 bool is_step_list(const YAML::Node& n) {
-  if (!n.IsSequence() || n.size() == 0) return false;
+  if (!n.IsDefined() || !n.IsSequence() || n.size() == 0) return false;
   for (const auto& e : n)
     if (!e.IsMap()) return false;
   return true;
@@ -316,7 +334,7 @@ void find_matches(const YAML::Node& list, const YAML::Node& pattern, Match path,
         inner.keys.push_back(kv.first.Scalar());
         inner.subkeys.push_back("");
         find_matches(kv.second, pattern, inner, out, depth + 1);
-      } else if (kv.second.IsMap() && is_step_list(kv.second["steps"])) {
+      } else if (kv.second.IsMap() && kv.second["steps"] && is_step_list(kv.second["steps"])) {
         Match inner = here;
         inner.keys.push_back(kv.first.Scalar());
         inner.subkeys.push_back("steps");

@@ -256,6 +256,7 @@ struct WalkSpec {
                                      // LOOKUP_FIRST failure) instead of dropping to ref-walk in place
   bool keep_last = true;             // the last dentry keeps its reference (the caller puts it later)
   bool locked_put = false;           // a put takes d_lock (vfs-scale's ref-walk: d_count under d_lock)
+  bool count_reads = false;          // dget/dput read d_count before their atomic (2.6.32: BUG_ON, might_sleep)
   WalkHook permission;               // ->permission of each directory walked through (may_lookup)
   WalkHook revalidate;               // ->d_revalidate of each dentry looked up (lookup_fast)
 };

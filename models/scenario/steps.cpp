@@ -402,6 +402,7 @@ void parse_walk(const Reader& r, const YAML::Node& n, Step& s, const std::string
   if (n["retries"]) s.walk.lockref_retries = static_cast<int>(r.integer(n["retries"], "retries", 0, 1000000));
   if (n["keep_last"]) s.walk.keep_last = r.boolean(n["keep_last"], "keep_last");
   if (n["locked_put"]) s.walk.locked_put = r.boolean(n["locked_put"], "locked_put");
+  if (n["count_reads"]) s.walk.count_reads = r.boolean(n["count_reads"], "count_reads");
   if (const auto refuse = n["refuse_rcu"]) {
     if (!refuse.IsSequence()) r.fail(refuse, "refuse_rcu is not a list", "a list of dentry names of the path");
     for (const auto& c : refuse) {
@@ -493,7 +494,7 @@ const std::vector<StepKindRow>& step_kinds() {
       {"sum", StepKind::kSumPerCpu, {}, true, T::kLine, "sum per-CPU copies", parse_line_step<kSumKey>, check_sum},
       {"walk", StepKind::kWalk,
        {"mode", "component", "refcount", "relax", "retries", "refuse_rcu", "refuse_if", "on_refuse", "keep_last",
-        "locked_put", "permission", "revalidate"},
+        "locked_put", "count_reads", "permission", "revalidate"},
        true, T::kDentries,
        "per component: seqcount reads or d_lock and d_count steps; the permission and revalidate hooks' steps",
        parse_walk, check_walk},
