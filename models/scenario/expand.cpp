@@ -535,6 +535,13 @@ void Expander::expand_strategy(const std::string& name, std::set<std::string>& d
     if (use.family.empty()) use.family = top_use_.family;
     c.family = use.family;
     c.values = values_of(*c.version, use);
+    // The scenario's own values (a fitted constant of its machine) hold for
+    // every strategy, whichever version it uses, unless it sets its own.
+    if (top_use_.values && !use.node.is(top_use_.node))
+      for (const auto& kv : top_use_.values) {
+        const std::string n = kv.first.Scalar();
+        if (c.values.count(n) && !(use.values && use.values[n])) c.values[n] = kv.second;
+      }
   }
   const bool fresh = !use.version.empty();  // the version's declarations go into this strategy
   const auto own = [&](const char* section) { return has(s, section) ? s[section] : absent(); };
@@ -689,8 +696,14 @@ void Expander::run() {
       const YAML::Node b = kv.second["benchmark"];
       BenchmarkTest t = lib_.benchmark(r_.scalar(b, "benchmark"), b);
       YAML::Node v = kv.second;
-      for (const char* k : {"tasks", "placement"})
-        if (t.mode_node && t.mode_node[k] && !has(v, k)) v.force_insert(YAML::Node(k), t.mode_node[k]);
+      for (const char* k : {"tasks", "placement"}) {  // the mode's, else the test's, else the benchmark's
+        if (has(v, k)) continue;
+        for (const YAML::Node& from : {YAML::Node(t.mode_node), YAML::Node(t.node["workload"]), YAML::Node(t.root["workload"])})
+          if (from && from.IsMap() && from[k]) {
+            v.force_insert(YAML::Node(k), from[k]);
+            break;
+          }
+      }
       if (!has(v, "loop") && !has(v, "roles")) {
         if (t.node["loop"]) v.force_insert(YAML::Node("loop"), t.node["loop"]);
         else if (t.node["roles"]) v.force_insert(YAML::Node("roles"), t.node["roles"]);
