@@ -42,11 +42,16 @@ bool has(const YAML::Node& map, const std::string& key) {
   return false;
 }
 
+// In an op's uses: it calls an op that a binding names (`call: $create_op`),
+// whose own placeholders are not known until then.
+constexpr const char* kAnyBinding = "*";
+
 // `use:` of the scenario or a strategy.
 struct Use {
   NodeRef node;  // where it is written
   std::string version, family;
-  NodeRef values;  // its own values of library names
+  NodeRef values;    // its own values of library names
+  NodeRef backport;  // commits of later versions applied on top
 };
 
 // An op as a strategy has it before it is specialized, and where it came from.
@@ -106,6 +111,7 @@ class Expander {
   Library lib_;
   Use top_use_;
   std::vector<BenchmarkTest> tests_;  // the scenario's and its variants' tests
+  NodeRef benchmark_at_;               // the scenario's benchmark: key (an error of a benchmark without a kernel goes there)
   std::set<std::string> params_;      // declared parameter names (after the benchmark's are merged)
   std::map<std::string, Context> contexts_;
   std::map<std::string, std::map<std::string, std::set<std::string>>> uses_memo_;
@@ -116,7 +122,7 @@ class Expander {
 Use Expander::parse_use(const YAML::Node& n) {
   Use u;
   u.node = n;
-  const std::string expected = "kernel/VERSION (such as kernel/v6.6) or {kernel: VERSION, family: NAME, values: {NAME: VALUE}}";
+  const std::string expected = "kernel/VERSION (such as kernel/v6.6) or {kernel: VERSION, family: NAME, values: {NAME: VALUE}, backport: [COMMIT]}";
   if (n.IsScalar()) {
     const std::string s = n.Scalar();
     if (s.rfind("kernel/", 0) != 0 || s.size() == 7) r_.fail(n, "use: '" + s + "' names no kernel version", expected);
@@ -124,7 +130,8 @@ Use Expander::parse_use(const YAML::Node& n) {
     return u;
   }
   r_.expect_map(n, "use");
-  r_.only_keys(n, "use", {"kernel", "family", "values"});
+  r_.only_keys(n, "use", {"kernel", "family", "values", "backport"});
+  if (n["backport"]) u.backport = n["backport"];
   u.version = r_.name(r_.require(n, "kernel", "use"), "kernel version");
   if (n["family"]) u.family = r_.name(n["family"], "family");
   if (n["values"]) {
@@ -324,7 +331,10 @@ void Expander::uses_in(Context& c, const std::string& strategy, const YAML::Node
   if (n.IsMap()) {
     if (n["call"] && n["call"].IsScalar()) {
       const std::string target = n["call"].Scalar();
-      if (target.size() > 1 && target[0] == '$') out.insert(target.substr(1));  // an op its caller names
+      if (target.size() > 1 && target[0] == '$') {  // an op its caller names: it may use any binding on the way
+        out.insert(target.substr(1));
+        out.insert(kAnyBinding);
+      }
       std::set<std::string> callee = uses(c, strategy, target, visiting);
       if (const YAML::Node w = n["with"]; w && w.IsMap())
         for (const auto& kv : w) {
@@ -400,6 +410,10 @@ YAML::Node Expander::subst(Context& c, const std::string& strategy, const YAML::
     r_.add_made(m, r_.mark(n));
     return subst(c, strategy, m, b, out, depth + 1);
   }
+  if (n["call"] && n["call"].IsScalar() && n["with"] && !c.ops.count(n["call"].Scalar()) && !c.version && benchmark_at_)
+    r_.fail(benchmark_at_, "the benchmark's ops call op '" + n["call"].Scalar() + "' (" + at_text(r_.mark(n)) + "), and strategy '" +
+                               strategy + "' uses no kernel version that has it",
+            "use: kernel/VERSION (the library's syscalls) at the top level or in the strategy");
   if (n["call"] && n["call"].IsScalar() && n["with"] && !c.ops.count(n["call"].Scalar()))
     r_.fail(n, "the step calls op '" + n["call"].Scalar() + "' with bindings, and strategy '" + strategy + "' has no such op",
             "an op of the strategy or its kernel version");
@@ -463,7 +477,9 @@ YAML::Node Expander::specialize(Context& c, const std::string& strategy, const s
   std::set<std::string> visiting;
   const std::set<std::string> used = uses(c, strategy, op, visiting);
   std::map<std::string, NodeRef> mine;
+  if (used.count(kAnyBinding)) mine = b;  // an op it calls is its caller's choice: every binding passes down
   for (const auto& u : used) {
+    if (u == kAnyBinding) continue;
     auto bit = b.find(u);
     if (bit == b.end()) {
       const SourceMark m = call_site ? r_.mark(call_site) : r_.mark(it->second.key);
@@ -531,7 +547,7 @@ void Expander::expand_strategy(const std::string& name, std::set<std::string>& d
   if (has(s, "use")) use = parse_use(s["use"]);
   else if (parent.empty()) use = top_use_;
   if (!use.version.empty()) {
-    c.version = &lib_.version(use.version, use.node);
+    c.version = use.backport ? &lib_.backported(use.version, use.backport, use.backport) : &lib_.version(use.version, use.node);
     if (use.family.empty()) use.family = top_use_.family;
     c.family = use.family;
     c.values = values_of(*c.version, use);
@@ -685,6 +701,7 @@ void Expander::run() {
   // The benchmark: workload, parameters, the variants' own tests.
   if (has(root_, "benchmark")) {
     const YAML::Node b = root_["benchmark"];
+    benchmark_at_ = b;
     tests_.push_back(lib_.benchmark(r_.scalar(b, "benchmark"), b));
     merge_workload(tests_.back(), b);
     merge_params(tests_.back().root["params"]);
@@ -694,6 +711,7 @@ void Expander::run() {
     for (auto kv : root_["variants"]) {
       if (!kv.second.IsMap() || !has(kv.second, "benchmark")) continue;
       const YAML::Node b = kv.second["benchmark"];
+      if (!benchmark_at_) benchmark_at_ = b;
       BenchmarkTest t = lib_.benchmark(r_.scalar(b, "benchmark"), b);
       YAML::Node v = kv.second;
       for (const char* k : {"tasks", "placement"}) {  // the mode's, else the test's, else the benchmark's

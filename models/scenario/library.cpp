@@ -205,6 +205,7 @@ const LibraryVersion& Library::version(const std::string& name, const YAML::Node
       rec.version = name;
       rec.file = path;
       rec.mark = r_.mark(c);
+      rec.node = c;
       if (c["coverage"]) {
         // Not a kernel difference: code the kernel had before, which the
         // library models from this version on. It adds names only.
@@ -244,6 +245,48 @@ const LibraryVersion& Library::version(const std::string& name, const YAML::Node
   if (root["source"]) v.source = r_.scalar(root["source"], "source");
   resolving_.erase(name);
   return versions_[name] = std::move(v);
+}
+
+// A version and a few later changes: a kernel with commits backported, as
+// a scenario's patch strategy states it (`use: {kernel: v4.13, backport:
+// [901ed070df3c]}`). Each change applies to the version as it is, so an
+// edit that finds no step names the library file and line of the change.
+const LibraryVersion& Library::backported(const std::string& name, const YAML::Node& commits, const YAML::Node& at) {
+  const LibraryVersion& base = version(name, at);
+  if (!commits.IsSequence() || commits.size() == 0)
+    r_.fail(commits, "backport of kernel " + name + " is not a list of commits", "backport: [COMMIT, ...] (12 to 40 hex digits)");
+  std::string key = name;
+  for (const auto& n : commits) key += "+" + r_.name(n, "commit");
+  if (auto it = versions_.find(key); it != versions_.end()) return it->second;
+  const auto same = [](const std::string& a, const std::string& b) {
+    const std::size_t k = std::min(a.size(), b.size());
+    return k >= 12 && a.compare(0, k, b, 0, k) == 0;
+  };
+  LibraryVersion v = base;
+  v.inherits = name;
+  for (const auto& n : commits) {
+    const std::string id = r_.name(n, "commit");
+    if (!is_commit(id)) r_.fail(n, "backport '" + id + "' is not a commit id", "12 to 40 hex digits of a change's commit (vfssim library diff lists them)");
+    for (const auto& c : v.changes)
+      if (same(c.commit, id))
+        r_.fail(n, "kernel " + v.name + " has the change " + c.commit + " already (kernel " + c.version + ", " + at_text(c.mark) + ")",
+                "a commit of a later version");
+    const LibraryChange* found = nullptr;
+    for (const auto& vn : version_names(n)) {
+      for (const auto& c : version(vn, n).changes)
+        if (c.version == vn && same(c.commit, id)) found = &c;
+      if (found) break;
+    }
+    if (!found)
+      r_.fail(n, "no version of the code-path library has a change citing commit " + id,
+              "the commit of a change of scenarios/kernel/ (vfssim library diff FROM TO lists them)");
+    LibraryChange rec = *found;
+    rec.touched.clear();
+    apply_change(v, found->node, found->file, found->version, rec);
+    v.changes.push_back(rec);
+  }
+  v.name = key;
+  return versions_[key] = std::move(v);
 }
 
 BenchmarkTest Library::benchmark(const std::string& spec, const YAML::Node& at) {

@@ -56,6 +56,7 @@ struct LibraryEntry {
 struct LibraryChange {
   std::string version, file, commit, title, summary;
   SourceMark mark;
+  NodeRef node;  // the change as its file writes it (a backport applies it again)
   // What it touches: "ops.open", "locks.files_lock", "values.getname", ...
   std::set<std::string> touched;
 };
@@ -86,6 +87,9 @@ class Library {
   // kernel/VERSION, resolved along its `inherits:` chain. `at`: the node
   // that names it (errors are placed there).
   const LibraryVersion& version(const std::string& name, const YAML::Node& at);
+  // kernel/VERSION with the changes of later versions that cite `commits`
+  // (a list node of commit ids) applied on top, in order: a backport.
+  const LibraryVersion& backported(const std::string& name, const YAML::Node& commits, const YAML::Node& at);
   // NAME/TEST or NAME/TEST_MODE (a mode the benchmark has).
   BenchmarkTest benchmark(const std::string& spec, const YAML::Node& at);
   // The family (x86, power) of a machine preset, from kernel/families.yaml;
