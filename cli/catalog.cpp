@@ -111,7 +111,8 @@ Preset read_preset(const fs::path& path) {
       if (l["transfer"]) add(l["name"].Scalar() + ".transfer", l["transfer"]);
   if (const YAML::Node ic = root["interconnect"]; ic && ic.IsMap())
     for (const char* k : {"base", "hop"}) add(std::string("interconnect.") + k, ic[k]);
-  for (const char* k : {"local_hit", "local_atomic", "invalidate_per_sharer", "smt_throughput"}) add(k, root[k]);
+  for (const char* k : {"local_hit", "local_atomic", "invalidate_per_sharer", "smt_throughput", "wake_latency", "context_switch"})
+    add(k, root[k]);
   if (const YAML::Node c = root["coherence"]; c && c.IsMap())
     for (const auto& kv : c)
       if (kv.first.Scalar() != "kind") add("coherence." + kv.first.Scalar(), kv.second);

@@ -333,6 +333,15 @@ ALTER TABLE validation_figures ADD COLUMN stat TEXT;
     R"sql(
 ALTER TABLE curve ADD COLUMN sample_rates TEXT;
 )sql",
+    // 14: the distribution over a role's tasks (readers and writers apart;
+    // NULL: stored before, or a task of the role completed none).
+    R"sql(
+ALTER TABLE role_stats ADD COLUMN ops_per_sec_min REAL;
+ALTER TABLE role_stats ADD COLUMN ops_per_sec_median REAL;
+ALTER TABLE role_stats ADD COLUMN ops_per_sec_max REAL;
+ALTER TABLE role_stats ADD COLUMN fairness REAL;
+ALTER TABLE role_stats ADD COLUMN jain REAL;
+)sql",
 };
 
 constexpr int kMigrationCount = sizeof(kMigrations) / sizeof(kMigrations[0]);

@@ -23,6 +23,7 @@
 //   curve.band_p10/p50/p90   --uncertainty's band (schema 11)
 //   curve.sample_rates       --uncertainty's rate of each sample, JSON (schema 13)
 //   task_stats  per replication: per-task rates, fairness, per-op latency quantiles (schema 12)
+//   role_stats.ops_per_sec_min/median/max, fairness, jain   a role's task distribution (schema 14)
 // WAL mode; a run's rows are written in one transaction per curve point,
 // as soon as the point finishes (cli/run_durable.cpp).
 #pragma once
@@ -48,7 +49,7 @@ class StoreError : public std::runtime_error {
 
 class Store {
  public:
-  static constexpr int kSchemaVersion = 13;
+  static constexpr int kSchemaVersion = 14;
 
   // Opens or creates the database and migrates it. A file that is not a
   // vfssim database (or is damaged) raises StoreError and is left untouched.

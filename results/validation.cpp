@@ -30,7 +30,14 @@ double per_task(double ops_per_sec, const std::string& metric) {
 std::pair<double, double> task_spread(const std::vector<models::PointResult>& reps, const models::Expectation& e) {
   double first = 0, second = 0;
   for (const auto& r : reps) {
-    const models::TaskStats& t = r.tasks;
+    const models::TaskStats* tp = &r.tasks;
+    if (!e.role.empty()) {  // the loader checked the role exists
+      tp = nullptr;
+      for (const auto& ro : r.roles)
+        if (ro.name == e.role) tp = &ro.tasks_stats;
+      if (!tp) return {kNaN, kNaN};
+    }
+    const models::TaskStats& t = *tp;
     const auto us = [](const std::optional<sim::Duration>& d) { return d ? static_cast<double>(d->count()) * 1e-6 : kNaN; };
     double v = kNaN;
     if (e.stat == "min_max") {
@@ -191,8 +198,8 @@ std::vector<ScoredFigure> Validation::score(const std::vector<std::vector<models
         x.restated = true;
         x.restates = figures_[fitted_by_.at({s, prints.front()})].second->id;
       } else {
-        // Two spreads of one point report different statistics: both are predictions.
-        const std::string what = e.kind == "spread" ? e.metric + "/" + e.stat : e.metric;
+        // Two spreads of one point report different statistics (or roles): both are predictions.
+        const std::string what = e.kind == "spread" ? e.metric + "/" + e.stat + "/" + e.role : e.metric;
         const auto [it, fresh] = scored.try_emplace({s, e.kind, what, prints}, e.id);
         if (!fresh) {
           x.restated = true;
@@ -239,6 +246,7 @@ nlohmann::json Validation::figure_json(const ScoredFigure& f) const {
   }
   if (e.kind == "spread") {
     j["stat"] = e.stat;
+    j["role"] = e.role.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.role);
     // min_max's slowest end (null for the statistics of one number)
     j["reported_slowest"] = e.stat == "min_max" ? finite(e.reported_high) : json(nullptr);
     j["predicted_slowest"] = finite(f.predicted_high);

@@ -165,7 +165,8 @@ std::string point_fingerprint(const Scenario& scenario, const PointSpec& spec) {
     (b << l.name << l.kind << l.scope << l.spin << l.wake_latency << l.reader_preference << l.threshold)
         .object_set(l.scope, l.objects);
     if (l.versioned)  // only then: the fingerprints of version-less locks stay as they were
-      b << l.behaviour << l.handoff << l.reader_spin << l.reader_steal << l.wake_all_readers;
+      b << l.behaviour << l.handoff << l.reader_spin << l.reader_steal << l.wake_all_readers << l.spin_on_readers
+        << l.adaptive << l.handoff_spin;
   }
   b << p.lines.size();
   for (const LineDecl& l : p.lines) {
@@ -183,6 +184,7 @@ std::string point_fingerprint(const Scenario& scenario, const PointSpec& spec) {
   for (const InterconnectLink& l : m.links) b << l.a << l.b;
   b << m.cross_base << m.hop << m.numa_level << m.core_level << m.local_hit << m.local_atomic
     << m.invalidate_per_sharer << m.smt_throughput << m.measured_matrix;
+  if (m.wake_latency > Duration{0}) b << m.wake_latency << m.context_switch;  // (absent: fingerprints stay as they were)
   b << wl.tasks << setup.cpus << wl.warmup << wl.duration << kStartJitter;
   if (!wl.roles.empty()) b << p.entries << setup.roles;  // (absent without roles: fingerprints stay as they were)
   char hex[17];
@@ -257,13 +259,16 @@ PointResult run_point(const Scenario& scenario, const PointSpec& spec, const Poi
   for (std::size_t t = 0; t < setup.cpus.size(); ++t) r.task_ops.push_back(exec.iterations_of(t));
   r.tasks = task_stats(r.task_ops, r.window_seconds, exec.latency());
   for (std::size_t i = 0; i < wl.roles.size(); ++i) {
-    RoleReport role{wl.roles[i].name, 0, 0, 0};
+    RoleReport role{wl.roles[i].name, 0, 0, 0, {}};
+    std::vector<std::uint64_t> ops;
     for (std::size_t t = 0; t < setup.roles.size(); ++t)
       if (setup.roles[t] == static_cast<int>(i)) {
         ++role.tasks;
         role.ops += r.task_ops[t];
+        ops.push_back(r.task_ops[t]);
       }
     role.ops_per_sec = static_cast<double>(role.ops) / r.window_seconds;
+    role.tasks_stats = task_stats(ops, r.window_seconds, sim::LogLinearHistogram{});  // readers and writers apart
     r.roles.push_back(role);
   }
   r.cpu_time = wl.duration * spec.cpus;

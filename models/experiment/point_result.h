@@ -70,13 +70,6 @@ struct PoolReport {
   PoolStats stats;
 };
 
-// A role's tasks (`workload: roles:`) and their loop iterations.
-struct RoleReport {
-  std::string name;
-  int tasks = 0;
-  std::uint64_t ops = 0;   // the role's loop iterations in the window, its tasks together
-  double ops_per_sec = 0;  // ops / the window
-};
 
 // The distribution over the point's tasks: each task's rate (its loop
 // iterations in the window / the window) and the per-op latency of every
@@ -92,6 +85,15 @@ struct TaskStats {
   double fairness = kNaN;            // max / min; NaN when a task completed none (starved)
   double jain = kNaN;                // Jain's index (sum x)^2 / (n sum x^2): 1 all equal, 1/n one task did all
   std::optional<Duration> latency_p50, latency_p99, latency_p999, latency_max;
+};
+
+// A role's tasks (`workload: roles:`) and their loop iterations.
+struct RoleReport {
+  std::string name;
+  int tasks = 0;
+  std::uint64_t ops = 0;   // the role's loop iterations in the window, its tasks together
+  double ops_per_sec = 0;  // ops / the window
+  TaskStats tasks_stats;   // the distribution over the role's tasks (rates only: no latency quantiles)
 };
 
 struct PointSpec {

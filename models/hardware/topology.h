@@ -106,6 +106,14 @@ struct TopologySpec {
   // What one cpu_relax() costs (x86 PAUSE): a `relax: true` cmpxchg loop
   // pauses this long after a failed try. 0: not given (such loops refused).
   Duration pause{0};
+  // The scheduler on this machine, for sleeping locks (wake_latency.h):
+  // the wake-to-run latency of a task whose CPU went idle (try_to_wake_up,
+  // the IPI, the idle state's exit, the switch in), and the time a task
+  // takes to get off its CPU once it decided to sleep (schedule() to the
+  // idle loop): a wake-up inside that window finds it still there. 0: not
+  // given (a sleeping lock then needs its own `wake:`).
+  Duration wake_latency{0};
+  Duration context_switch{0};
   // Extra cost of a store or RMW per other CPU sharing the line (invalidations).
   Duration invalidate_per_sharer{0};
   // Throughput of a core with all its hardware threads busy, relative to
@@ -142,6 +150,8 @@ class Topology {
   Duration local_hit() const { return spec_.local_hit; }
   Duration local_atomic() const { return spec_.local_atomic; }
   Duration pause() const { return spec_.pause; }
+  Duration wake_latency() const { return spec_.wake_latency; }
+  Duration context_switch() const { return spec_.context_switch; }
   Duration invalidate_per_sharer() const { return spec_.invalidate_per_sharer; }
   const Coherence& coherence() const { return spec_.coherence; }
   // Whether two CPUs sit in one outermost element (socket, package).

@@ -43,9 +43,10 @@ const std::vector<LockKind>& lock_kind_table() {
       {"mutex", "struct mutex: fast path, optimistic spinning on the owner (OSQ), or sleeping waiters", false, true,
        true, false, "mutex_lock", "mutex_lock", "mutex_unlock", "mutex_unlock",
        [](const LockDecl& d, LockContext ctx) -> std::unique_ptr<AnyLock> {
+         const Duration wake = d.wake_latency > Duration{0} ? d.wake_latency : ctx.topo->wake_latency();
          if (d.versioned)
-           return make<VersionedMutex>(ctx, MutexRules{d.spin, d.handoff}, d.wake_latency, d.wake_shape);
-         return make<Mutex>(ctx, d.spin, d.wake_latency, d.wake_shape);
+           return make<VersionedMutex>(ctx, MutexRules{d.spin, d.handoff}, wake, d.wake_shape, ctx.topo->context_switch());
+         return make<Mutex>(ctx, d.spin, wake, d.wake_shape);
        },
        {"spin", "wake", "wake_shape", "behaviour", "handoff"},
        false,
@@ -53,16 +54,20 @@ const std::vector<LockKind>& lock_kind_table() {
       {"rwsem", "rw_semaphore: a count word on one line; readers share it, waiters sleep unless spin: true", false,
        true, false, true, "down_write", "down_read", "up_write", "up_read",
        [](const LockDecl& d, LockContext ctx) -> std::unique_ptr<AnyLock> {
+         const Duration wake = d.wake_latency > Duration{0} ? d.wake_latency : ctx.topo->wake_latency();
          if (d.versioned) {
            RwsemRules rules;
            rules.writer_spin = d.spin;
+           rules.spin_on_readers = d.spin && d.spin_on_readers;
            rules.reader_spin = d.reader_spin;
-           rules.reader_steal = d.reader_steal;
+           rules.adaptive = d.adaptive;
            rules.handoff = d.handoff;
+           rules.handoff_spin = d.handoff && d.spin && d.handoff_spin;
            rules.wake_all_readers = d.wake_all_readers;
-           return make<Rwsem>(ctx, rules, d.wake_latency, d.wake_shape);
+           rules.reader_steal = d.reader_steal;
+           return make<Rwsem>(ctx, rules, wake, d.wake_shape, ctx.topo->context_switch());
          }
-         return make<RwLock>(ctx, !d.spin, false, d.wake_latency, d.wake_shape);
+         return make<RwLock>(ctx, !d.spin, false, wake, d.wake_shape);
        },
        {"spin", "wake", "wake_shape", "behaviour", "handoff", "reader_spin", "reader_steal", "wake_readers"},
        false,
@@ -88,13 +93,14 @@ const std::vector<LockKind>& lock_kind_table() {
 const std::vector<LockKey>& lock_keys() {
   static const std::vector<LockKey> keys{
       {"spin", "true|false (mutex: true, rwsem: false, by behaviour: true)", "waiters spin on a running owner (optimistic spinning)"},
-      {"wake", "TIME (required when waiters sleep)", "the scheduler's wake-up latency of a sleeping waiter (its mean)"},
+      {"wake", "TIME (the machine's wake_latency)",
+       "the scheduler's wake-up latency of a sleeping waiter (its mean): overrides the machine preset's"},
       {"wake_shape", "erlang2|fixed (erlang2)",
        "each wake-up's latency: an Erlang-2 draw of mean `wake` (p50 0.84x, p99 3.3x), or exactly `wake` (models/kernel/wake_latency.h)"},
       {"fair", "true|false (true)", "false: the old reader-preferring rwlock_t (readers pass queued writers)"},
       {"threshold", "TIME (1ms)", "CNA: how long the secondary queue's head may be passed over"},
-      {"behaviour", "mutex: v4.9|v4.10|v6.1; rwsem: v4.19|v5.3|v6.1 (none: the version-less model)",
-       "the kernel version's rules (the table below); the switches override them"},
+      {"behaviour", "mutex: v4.9|v4.10|v6.1; rwsem: v4.19|cf69482d62d9^|7d43f1ce9dd0|v5.3|v5.11|v6.1 (none: the version-less model)",
+       "the kernel version's rules, by release or commit (the table below); the switches override them"},
       {"handoff", "true|false (per behaviour)",
        "the handoff bit: a starved waiter gets the lock next (mutex: after one stolen wake-up; rwsem: after 4ms)"},
       {"reader_spin", "true|false (per behaviour)",
@@ -107,6 +113,8 @@ const std::vector<LockKey>& lock_keys() {
 }
 
 const std::vector<LockBehaviour>& lock_behaviours() {
+  // Releases, and the commits of a release's development that published
+  // measurements name (git's NAME^: the tree just before that commit).
   static const std::vector<LockBehaviour> table{
       {"mutex", "v4.9", false, false, false, false,
        "spinning on a running owner (0d66bf6d3514); wake-and-retry, a running task steals the lock, no bound"},
@@ -114,11 +122,27 @@ const std::vector<LockBehaviour>& lock_behaviours() {
        "v4.9 + MUTEX_FLAG_HANDOFF (9d659ae14b54): the woken head that lost sets it, spins (Waiman Long, v4.10), gets the next unlock"},
       {"mutex", "v6.1", true, false, false, false, "the rules of v4.10 (unchanged since in what the model covers)"},
       {"rwsem", "v4.19", false, false, false, false,
-       "writers spin on a running writer (4fc828e24cd9) and steal (Alex Shi, v3.10); readers sleep; leading readers woken"},
-      {"rwsem", "v5.3", true, true, true, true,
-       "v4.19 + readers spin on a writer and steal (cf69482d62d9), handoff after 4ms (4f23dbc1e657), 256 readers woken (d3681e269fff)"},
+       "rwsem-xadd.c (to v5.2): writers spin on a running writer or a free word (4fc828e24cd9), a reader owner (left after "
+       "up_read) stops them; a running writer steals a free word; readers sleep; the waker grants the leading readers, "
+       "racing a spinning writer for the word; no handoff"},
+      {"rwsem", "cf69482d62d9^", true, false, false, true,
+       "v5.3-rc, Waiman Long's rework through 'Clarify usage of owner's nonspinnable bit': the count scheme, HANDOFF after "
+       "4 ms (4f23dbc1e657), up to 256 readers woken (d3681e269fff); readers sleep, a reader owner stops spinning writers"},
+      {"rwsem", "7d43f1ce9dd0", true, true, false, true,
+       "+ readers spin on a writer and take a reader-owned word past the queue (cf69482d62d9), writers spin on a reader "
+       "owner 10-25 us then set NONSPINNABLE (7d43f1ce9dd0)",
+       true},
+      {"rwsem", "v5.3", true, true, false, true,
+       "7d43f1ce9dd0 + adaptive disabling of reader spinning (5cfd92e12e13): RD_NONSPINNABLE after a writer's spin on "
+       "readers timed out; the rules to v5.10",
+       true, true},
+      {"rwsem", "v5.11", true, false, true, true,
+       "v5.3 - reader spinning and its adaptive disabling (617f3ef95177); a slow-path reader steals a word no reader "
+       "holds (1a728dff855a)",
+       true},
       {"rwsem", "v6.1", true, false, true, true,
-       "v5.3 - reader spinning (617f3ef95177), the slow path's reader still steals (1a728dff855a), v5.11"},
+       "v5.11 + the HANDOFF writer spins on a running writer owner and takes the freed word (91d2a812dfb9)", true, false,
+       true},
   };
   return table;
 }

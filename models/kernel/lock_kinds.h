@@ -140,6 +140,10 @@ struct LockBehaviour {
   bool reader_steal;
   bool wake_all_readers;
   const char* rules;  // one line, for docs: what the version does, with its commits
+  // rwsem only, no switch of their own (rwsem.h):
+  bool spin_on_readers = false;  // writers spin on a reader owner, 10-25 us (7d43f1ce9dd0)
+  bool adaptive = false;         // RD_NONSPINNABLE after a writer's spin timed out (5cfd92e12e13)
+  bool handoff_spin = false;     // the HANDOFF writer spins on the owner (91d2a812dfb9)
 };
 const std::vector<LockBehaviour>& lock_behaviours();
 // The row of (kind, name), or nullptr; "v4.19, v5.3, v6.1": a kind's names.

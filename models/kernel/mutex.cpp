@@ -70,11 +70,12 @@ Released Mutex::release(int cpu, Time now, LockMode) {
 
 // ---- VersionedMutex ---------------------------------------------------------
 
-VersionedMutex::VersionedMutex(LockContext ctx, MutexRules rules, Duration wake_latency, WakeShape shape)
+VersionedMutex::VersionedMutex(LockContext ctx, MutexRules rules, Duration wake_latency, WakeShape shape,
+                               Duration context_switch)
     : topo_(ctx.topo),
       rules_(rules),
       coherent_(ctx.topo->coherence().kind != CoherenceKind::kPairwise),
-      wake_latency_(wake_latency, ctx.rng, shape) {}
+      wake_latency_(wake_latency, ctx.rng, shape, context_switch) {}
 
 void VersionedMutex::stop_spinners() {
   // o,0,c,x -> o,0,-c,+c: mutex_spin_on_owner saw !owner->on_cpu.
@@ -101,6 +102,7 @@ std::optional<Time> VersionedMutex::acquire(int cpu, Time now, LockMode) {
     }
     // Stolen while it woke: o,0,x,W -> o,0,x,W (v4.9) or o,1,x,W.
     me->woken = false;
+    me->joined = now;
     if (rules_.handoff && me == wait_list_.begin()) {
       handoff_ = true;
       if (rules_.spin && sleeps_.running_at(now)) {
@@ -140,7 +142,8 @@ Released VersionedMutex::release(int cpu, Time now, LockMode) {
     if (w.spinning) {
       at = osq_take(line_, *topo_, coherent_, cpu, w.cpu, now);
     } else {
-      at = wait_lock_pass(line_, *topo_, coherent_, cpu, now) + wake_latency_.draw();
+      const Time passed = wait_lock_pass(line_, *topo_, coherent_, cpu, now);
+      at = passed + wake_latency_.draw(passed - w.joined);
       line_.move_to(w.cpu, at);
     }
     owner_ = w.cpu;
@@ -166,7 +169,7 @@ Released VersionedMutex::release(int cpu, Time now, LockMode) {
     Waiter& head = wait_list_.front();
     head.woken = true;
     now = wait_lock_pass(line_, *topo_, coherent_, cpu, now);
-    woken.push_back({head.cpu, now + wake_latency_.draw(), /*retry=*/true, /*slept=*/true});
+    woken.push_back({head.cpu, now + wake_latency_.draw(now - head.joined), /*retry=*/true, /*slept=*/true});
   }
   return woken.released(now);
 }

@@ -102,7 +102,8 @@ struct MutexRules {
 //                          spins, its wake-up if it sleeps): no more stealing
 class VersionedMutex final : public Lock {
  public:
-  VersionedMutex(LockContext ctx, MutexRules rules, Duration wake_latency, WakeShape shape = WakeShape::kFixed);
+  VersionedMutex(LockContext ctx, MutexRules rules, Duration wake_latency, WakeShape shape = WakeShape::kFixed,
+                 Duration context_switch = Duration{0});
 
   std::optional<Time> acquire(int cpu, Time now, LockMode mode);
   Released release(int cpu, Time now, LockMode mode);
@@ -120,7 +121,8 @@ class VersionedMutex final : public Lock {
   struct Waiter {
     int cpu;
     Time since;               // asked for the lock
-    Time joined;              // joined wait_list (a spinner that gave up: when it did)
+    Time joined;              // joined wait_list (a spinner that gave up: when it did; a woken waiter
+                              // that lost: when it went back to sleep)
     bool woken = false;       // woken, on its way to retry
     bool spinning = false;    // handoff: the head spins on the owner from `spin_from`
     Time spin_from{};

@@ -35,8 +35,14 @@ std::optional<Time> FifoSpinlock<Kind>::acquire(int cpu, Time now, LockMode) {
   }
   // Ticket's xadd, MCS's xchg of the tail: the newcomer's RMW on the word's
   // line, which the others may spin on (with a coherence model; the
-  // pairwise model of the oracle tests charges nothing here).
-  if (coherent_ && joins_with_rmw()) line_.rmw(*topo_, cpu, now);
+  // pairwise model of the oracle tests charges nothing here). qspinlock's
+  // newcomer first fails the fast path's cmpxchg, then sets pending or
+  // xchg's the tail: its second RMW follows its first.
+  if (coherent_ && joins_with_rmw()) {
+    const Time tried = pending_bit_ ? line_.rmw(*topo_, cpu, now) : now;
+    line_.rmw(*topo_, cpu, tried);
+  }
+  if (pending_bit_ && !has_waiters()) front_pending_ = true;  // (0,0,1) -> (0,1,1)
   waiters_.push({cpu, now});
   if (count_spinners_) groups_.add(cpu);
   update_spinners();
@@ -118,18 +124,21 @@ void SpinlockState::tell_spinners() {
     line_.set_spinners(static_cast<int>(waiters_.size()), holder_ >= 0 ? groups_.fetches_to(holder_) : Duration{0});
     return;
   }
-  const int limit = word_spinner_limit();
-  if (!coherent_ || limit == 0) return;
-  // The first `limit` waiters spin on the word: each re-read a transfer,
-  // or on a directory machine, inside the holder's socket, an LLC re-read
-  // (as SpinnerGroups counts a ticket lock's spinners).
-  const int n = std::min(limit, static_cast<int>(waiters_.size()));
+  if (!coherent_ || !pending_bit_ || holder_ < 0) return;
+  tell_word_spinners(holder_, front_pending_ ? 2 : 1);
+}
+
+// Each spinner's re-read of the word after a store by `from`: a transfer,
+// or on a directory machine, inside the storer's socket, an LLC re-read
+// (as SpinnerGroups counts a ticket lock's spinners).
+void SpinlockState::tell_word_spinners(int from, std::size_t count) {
+  const std::size_t n = std::min(count, waiters_.size());
   Duration burst{0};
-  for (int i = 0; i < n && holder_ >= 0; ++i) {
-    const int c = waiters_.at(static_cast<std::size_t>(i)).cpu;
-    burst += topo_->coherence().reread_of(topo_->transfer(holder_, c), topo_->same_socket(holder_, c));
+  for (std::size_t i = 0; i < n; ++i) {
+    const int c = waiters_.at(i).cpu;
+    burst += topo_->coherence().reread_of(topo_->transfer(from, c), topo_->same_socket(from, c));
   }
-  line_.set_spinners(n, burst);
+  line_.set_spinners(static_cast<int>(n), burst);
 }
 
 // No waiter: the lock is free, the releaser keeps the line.
@@ -146,12 +155,41 @@ Released FifoSpinlock<Kind>::release(int cpu, Time now, LockMode) {
   // for re-reads still in flight and invalidates every spinning copy; the
   // handoff runs from its completion (the releaser itself goes on: the
   // store retires from its store buffer).
-  const Time released = tracks_spinners_ ? line_.rmw(*topo_, cpu, now) : now;
+  if (pending_bit_ && coherent_) return release_pending_bit(cpu, now);
+  const Time released = tracks_spinners_ ? line_.store_visible(*topo_, cpu, now) : now;
   const std::size_t pick = picks_ ? kind().pick_next_at(cpu, now) : 0;
   const auto next = fifo_ ? waiters_.take(pick) : waiters_.take_unordered(pick);
   if (count_spinners_) groups_.remove(next.cpu);
   const Time at = kind().handoff_at(cpu, next.cpu, released);
   line_.move_to(next.cpu, at);
+  holder_ = next.cpu;
+  hold_start_ = at;
+  update_spinners();
+  stats_.record_handoff(cpu, next.cpu, at - next.since);
+  return {now, {next.cpu, at}};
+}
+
+// qspinlock's unlock with a coherence model: the word's spinners are the
+// pending waiter and the queue head, and the next holder's re-read is its
+// handoff (handoff_at requests it, and the take, from the line itself),
+// not one more spinner behind the store:
+//   the unlock store        is followed by the re-reads of the spinners
+//                           that stay (the head, when the pending waiter
+//                           takes the lock);
+//   the next holder's take  by the re-read of the head that stays, or of
+//                           the new head its MCS handoff wakes.
+// The pending waiter always goes first (its bit blocks the head); CNA
+// picks among the queue only.
+template <class Kind>
+Released FifoSpinlock<Kind>::release_pending_bit(int cpu, Time now) {
+  took_pending_ = front_pending_;
+  const std::size_t pick = picks_ && !took_pending_ ? kind().pick_next_at(cpu, now) : 0;
+  const auto next = fifo_ ? waiters_.take(pick) : waiters_.take_unordered(pick);
+  front_pending_ = false;  // whoever is at the front now queued behind others
+  tell_word_spinners(cpu, took_pending_ ? 1 : 0);
+  const Time released = line_.store_visible(*topo_, cpu, now);
+  tell_word_spinners(next.cpu, 1);
+  const Time at = kind().handoff_at(cpu, next.cpu, released);
   holder_ = next.cpu;
   hold_start_ = at;
   update_spinners();

@@ -165,10 +165,14 @@ class SpinlockState : public Lock {
     bool fifo = true;
     // The next holder is not always the queue's head: pick_next_at decides.
     bool picks = false;
-    // Kinds whose first few waiters spin on the word (qspinlock: the
-    // pending waiter and the queue head) without SpinnerGroups: how many
-    // at most.
-    int word_spinner_limit = 0;
+    // qspinlock's pending bit (qspinlock.c): a newcomer first tries the
+    // fast path's cmpxchg, which fails on a held word (an RMW all the
+    // same), then either sets pending, when nobody waits, and spins on the
+    // word, or xchg's the tail and waits on its own MCS node until it is
+    // the queue head, which spins on the word too. So at most two waiters
+    // spin on the word (the pending one and the head), and under a
+    // standing queue only the head does.
+    bool pending_bit = false;
   };
   SpinlockState(LockContext ctx, Traits traits)
       : topo_(ctx.topo),
@@ -181,8 +185,8 @@ class SpinlockState : public Lock {
         releases_with_rmw_(traits.releases_with_rmw),
         fifo_(traits.fifo),
         picks_(traits.picks),
-        word_spinner_limit_(traits.word_spinner_limit),
-        tracks_spinners_(spinners_read_line_ || (coherent_ && traits.word_spinner_limit > 0)) {}
+        pending_bit_(traits.pending_bit),
+        tracks_spinners_(spinners_read_line_ || (coherent_ && traits.pending_bit)) {}
 
   bool held() const { return holder_ >= 0; }
   CmpxchgOutcome cmpxchg_word(int cpu, Time now, const CmpxchgLoop& loop) {
@@ -212,7 +216,10 @@ class SpinlockState : public Lock {
   bool joins_with_rmw() const { return joins_with_rmw_; }
   bool releases_with_rmw() const { return releases_with_rmw_; }
   bool fifo() const { return fifo_; }
-  int word_spinner_limit() const { return word_spinner_limit_; }
+  // The waiter at the queue's front holds the pending bit (it came when
+  // nobody waited); the next holder was that waiter (set by release()
+  // before handoff_at).
+  bool took_pending() const { return took_pending_; }
   CacheLine& word() { return line_; }
 
   // Tells the line how many spin on it and how long their re-reads take
@@ -221,6 +228,9 @@ class SpinlockState : public Lock {
     if (tracks_spinners_) tell_spinners();
   }
   void tell_spinners();
+  // The first `count` waiters spin on the word, their re-reads answered
+  // after a store by `from` (pending-bit kinds).
+  void tell_word_spinners(int from, std::size_t count);
 
   const Topology* topo_;
   sim::RngStream rng_;
@@ -231,10 +241,11 @@ class SpinlockState : public Lock {
   // machine has a coherence model: the line knows its spinners (cache_line.h).
   bool spinners_read_line_;
   bool joins_with_rmw_, releases_with_rmw_, fifo_, picks_;
-  int word_spinner_limit_;
+  bool pending_bit_;
   // Some waiters spin on the lock word's line (spinners_read_line_, or a
-  // coherence model and a word_spinner_limit): the line must know them.
+  // coherence model and a pending bit): the line must know them.
   bool tracks_spinners_;
+  bool front_pending_ = false, took_pending_ = false;
   WaiterQueue waiters_;  // in queue order (CNA: its main queue)
   int holder_ = -1;
   Time hold_start_{};
@@ -255,6 +266,8 @@ class FifoSpinlock : public SpinlockState {
   Released release(int cpu, Time now, LockMode mode);
 
  protected:
+  // The pending-bit kinds' release with a coherence model (spinlocks.cpp).
+  Released release_pending_bit(int cpu, Time now);
   bool has_waiters() const { return !waiters_.empty() || kind().has_other_waiters(); }
 
  private:
@@ -310,26 +323,32 @@ class QSpinlockOf : public FifoSpinlock<Self> {
   // Joins with an RMW (set pending, or xchg the tail); two waiters spin on
   // the word (the pending waiter and the queue head); CNA picks.
   QSpinlockOf(LockContext ctx, bool picks)
-      : FifoSpinlock<Self>(ctx, Traits{.joins_with_rmw = true, .picks = picks, .word_spinner_limit = 2}) {}
+      : FifoSpinlock<Self>(ctx, Traits{.joins_with_rmw = true, .picks = picks, .pending_bit = true}) {}
   // Pairwise: the re-read of the word and the waiter's atomic on it.
   Duration handoff_cost(int releaser, int next) const {
     return this->topo_->transfer(releaser, next) + this->topo_->local_atomic();
   }
-  // With a coherence model, the queue head's take of the word as
+  // With a coherence model, the next holder's take of the word as
   // queued_spin_lock_slowpath does it (kernel/locking/qspinlock.c, v4.2 on):
-  // it re-reads the word until locked and pending clear (the releaser's
-  // store, then one transfer to the head), then
-  //   tail == its own (nobody queued behind it): atomic_try_cmpxchg
-  //              (tail, 0, 0 -> 0, 0, 1), an RMW queued on the word's line
-  //              like any other request (newcomers' xchg of the tail too);
-  //   others queued behind it: set_locked(), a plain byte store
-  //              (*, *, 0 -> *, 0, 1): it retires from the store buffer and
-  //              the head enters its critical section after the re-read
-  //              (the line follows in the background, CacheLine::store).
+  // it re-reads the word until locked (the pending waiter) or locked and
+  // pending (the queue head) clear. The re-read is the line's next request
+  // after the unlock store (a load: the word goes shared), so a retention
+  // window lets the releaser's own next lock attempt finish before it
+  // (cache_line.h). Then
+  //   the pending waiter: clear_pending_set_locked(), a plain store
+  //              (*, 1, 0 -> *, 0, 1);
+  //   the head, tail == its own (nobody queued behind it):
+  //              atomic_try_cmpxchg (tail, 0, 0 -> 0, 0, 1), an RMW queued
+  //              on the word's line like any other request;
+  //   the head, others queued behind it: set_locked(), a plain byte store
+  //              (*, *, 0 -> *, 0, 1).
+  // A store retires from the store buffer and the holder enters its
+  // critical section after the re-read (the line follows in the
+  // background, CacheLine::store).
   Time handoff_at(int releaser, int next, Time released) {
     if (!this->coherent_) return released + handoff_cost(releaser, next);
-    const Time seen = released + this->topo_->transfer(releaser, next);
-    if (!this->has_waiters()) return this->word().rmw(*this->topo_, next, seen);
+    const Time seen = this->word().load(*this->topo_, next, released);
+    if (!this->took_pending() && !this->has_waiters()) return this->word().rmw(*this->topo_, next, seen);
     this->word().store(*this->topo_, next, seen);
     return seen + this->topo_->local_hit();
   }

@@ -132,8 +132,17 @@ const char* const kSpreadStatNames =
 void parse_spread_figure(const Reader& r, const YAML::Node& e, const YAML::Node& body, const YAML::Node& reported,
     const Scenario& sc, const std::string& what, Expectation& x, std::vector<Expectation>& out) {
   r.expect_map(body, what);
-  r.only_keys(body, what, {"point"});
+  r.only_keys(body, what, {"point", "role"});
   x.new_point = parse_point_ref(r, r.require(body, "point", "spread"), sc);
+  if (const auto role = body["role"]) {
+    x.role = r.name(role, "role");
+    const Workload& w = sc.variant(x.new_point.variant).workload;
+    std::string names;
+    for (const auto& ro : w.roles) names += (names.empty() ? "" : ", ") + ro.name;
+    if (std::none_of(w.roles.begin(), w.roles.end(), [&](const Role& ro) { return ro.name == x.role; }))
+      r.fail(role, "the workload of point " + x.new_point.strategy + "/" + x.new_point.variant + " has no role '" + x.role + "'",
+             names.empty() ? "a workload with roles (workload: roles:)" : "one of its roles: " + names);
+  }
   const SpreadStat* stat = &kSpreadStats[0];
   if (e["stat"]) {
     x.stat = r.scalar(e["stat"], "stat");
@@ -146,6 +155,9 @@ void parse_spread_figure(const Reader& r, const YAML::Node& e, const YAML::Node&
     r.fail(e["metric"], "a " + x.stat + " spread takes no metric (" +
                             (stat->latency ? "it is a per-op latency in microseconds" : "it is a ratio of per-task rates") + ")",
            "no metric: key, or stat: min_max or median");
+  if (stat->latency && !x.role.empty())
+    r.fail(e["stat"], "a per-op latency is of the whole point, not of role '" + x.role + "'",
+           "a role's min_max, median, fairness or jain, or the latency without role:");
   if (stat->latency) x.metric = "us_per_op";  // how the figure's values read: microseconds
   if (stat->pair && e["bound"])
     r.fail(e["bound"], "a min_max spread takes no bound", "a bound on a spread of one number (stat: median, fairness, ...)");

@@ -301,6 +301,7 @@ Scenario load_from(const std::string& text, const std::string& file, const std::
                          v.workload.roles.empty() ? "the workload loop" : "the loop of role '" + v.workload.roles[i].name + "'");
       check_seq_writers(s, v.workload);
       check_relax(s, v.machine);
+      check_wake(s, v.machine);
       warn_numa_aware(s, v.machine, sc.warnings);
     }
   if (root["expect"]) sc.expect = parse_expect(r, root["expect"], sc);

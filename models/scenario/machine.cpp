@@ -134,7 +134,8 @@ TopologySpec parse_machine(const Reader& r, const YAML::Node& n, const std::stri
   TopologySpec t;
   r.expect_map(n, "machine");
   r.only_keys(n, "machine", {"machine", "description", "levels", "numa", "core", "interconnect", "local_hit",
-                             "local_atomic", "pause", "invalidate_per_sharer", "smt_throughput", "matrix", "coherence"});
+                             "local_atomic", "pause", "invalidate_per_sharer", "smt_throughput", "matrix", "coherence",
+                             "wake_latency", "context_switch"});
   t.name = n["machine"] ? r.name(n["machine"], "machine name") : name_hint;
   if (n["description"]) t.description = r.scalar(n["description"], "description");
   parse_levels(r, n, t);
@@ -155,6 +156,13 @@ TopologySpec parse_machine(const Reader& r, const YAML::Node& n, const std::stri
   t.local_hit = r.duration(r.require(n, "local_hit", "machine"), "local_hit", false);
   t.local_atomic = r.duration(r.require(n, "local_atomic", "machine"), "local_atomic", false);
   if (n["pause"]) t.pause = r.duration(n["pause"], "pause", false);
+  if (n["wake_latency"]) t.wake_latency = r.duration(n["wake_latency"], "wake_latency", true);
+  if (n["context_switch"]) {
+    t.context_switch = r.duration(n["context_switch"], "context_switch", true);
+    if (!n["wake_latency"] || t.context_switch >= t.wake_latency)
+      r.fail(n["context_switch"], "context_switch needs a longer wake_latency beside it",
+             "'wake_latency: TIME' longer than context_switch (a task off its CPU comes back slower than one still on it)");
+  }
   if (n["invalidate_per_sharer"]) t.invalidate_per_sharer = r.duration(n["invalidate_per_sharer"], "invalidate_per_sharer", false);
   if (const auto smt = n["smt_throughput"]) t.smt_throughput = parse_smt_throughput(r, smt, t);
   if (const auto c = n["coherence"]) t.coherence = parse_coherence(r, c);

@@ -147,7 +147,8 @@ struct LockDecl {
   std::string kind;  // tas, ticket, mcs, mutex, rwsem, rwlock, brlock
   Scope scope = Scope::kGlobal;
   bool spin = true;             // mutex, rwsem: waiters spin (else sleep)
-  Duration wake_latency{0};     // mutex, rwsem: scheduler wake-up when waiters sleep
+  Duration wake_latency{0};     // mutex, rwsem: scheduler wake-up when waiters sleep (0: the machine's)
+  bool needs_wake = false;      // waiters may sleep and no `wake:` was given: the machine must give one
   WakeShape wake_shape = WakeShape::kErlang2;  // its distribution (wake_shape:)
   Duration threshold{1000000000};  // cna: the secondary queue's head waits at most this (1 ms)
   bool reader_preference = false;  // rwlock: the pre-qrwlock unfair rwlock_t
@@ -160,6 +161,9 @@ struct LockDecl {
   bool reader_spin = false;        // rwsem: readers spin on a running writer
   bool reader_steal = false;       // rwsem: readers take a writer-free lock past the queue
   bool wake_all_readers = false;   // rwsem: a wake-up grants up to 256 readers from the whole queue
+  bool spin_on_readers = false;    // rwsem: writers spin on a reader owner (the behaviour's; no switch)
+  bool adaptive = false;           // rwsem: adaptive disabling of reader spinning (the behaviour's)
+  bool handoff_spin = false;       // rwsem: the HANDOFF writer spins on the owner (the behaviour's)
   ObjectSet objects;               // scope: object
   SourceMark mark;
 };
@@ -401,6 +405,9 @@ struct Expectation {
   // max_latency (per-op latency, microseconds). Every one but min_max is
   // one number, scored as a value (and may take a bound).
   std::string stat = "min_max";
+  // spread: the tasks of this role of the point's workload only ("": every
+  // task), e.g. the readers and the writers of an rwsem benchmark apart.
+  std::string role;
   double tolerance = 0;      // relative error allowed (0.25 = 25%); a change: see results/score.h
   // What the thread gave: a value ("about", "550-570 us"), or only a bound
   // (">40% of the time"): "at_least" / "at_most" count as met anywhere on

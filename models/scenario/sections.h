@@ -62,6 +62,8 @@ void resolve_extends(std::vector<Strategy>& strategies);
 void check_seq_writers(const Strategy& s, const Workload& w);
 // A cmpxchg loop with `relax: true` needs the machine's `pause:`.
 void check_relax(const Strategy& s, const TopologySpec& machine);
+// A lock whose waiters sleep needs `wake:` or the machine's wake_latency.
+void check_wake(const Strategy& s, const TopologySpec& machine);
 // A NUMA-aware lock kind (CNA) on a machine of one node: accepted, and a
 // warning in `warnings` (once per lock and machine).
 void warn_numa_aware(const Strategy& s, const TopologySpec& machine, std::vector<std::string>& warnings);

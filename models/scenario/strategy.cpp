@@ -140,6 +140,9 @@ void parse_behaviour(const Reader& r, const YAML::Node& m, LockDecl& d) {
   d.reader_spin = m["reader_spin"] ? r.boolean(m["reader_spin"], "reader_spin") : b->reader_spin;
   d.reader_steal = m["reader_steal"] ? r.boolean(m["reader_steal"], "reader_steal") : b->reader_steal;
   d.wake_all_readers = b->wake_all_readers;
+  d.spin_on_readers = b->spin_on_readers;
+  d.adaptive = b->adaptive;
+  d.handoff_spin = b->handoff_spin;
   if (m["wake_readers"]) {
     const std::string w = r.scalar(m["wake_readers"], "wake_readers");
     if (w != "leading" && w != "all") r.fail(m["wake_readers"], "unknown wake_readers '" + w + "'", "leading or all");
@@ -178,14 +181,14 @@ void parse_locks(const Reader& r, const YAML::Node& locks, const std::string& na
     if (m["reader_spin"] && d.reader_spin && !d.spin)
       r.fail(m["reader_spin"], "'reader_spin: true' contradicts 'spin: false' of " + what,
              "readers spin on a writer only where writers may: drop one of them");
+    // By version, a waiter sleeps when its owner does. Without `wake:` the
+    // machine's wake_latency applies (check_wake, once the machine is known).
     if (m["wake"]) d.wake_latency = r.duration(m["wake"], "wake latency", true);
-    else if (row->sleeps && (!d.spin || d.versioned))  // by version, a waiter sleeps when its owner does
-      r.fail(m, what + " has sleeping waiters but no wake-up latency", "'wake: TIME' (scheduler wake-up, e.g. 5us)");
+    else d.needs_wake = row->sleeps && (!d.spin || d.versioned);
     if (const auto shape = m["wake_shape"]) {
       const std::string v = r.scalar(shape, "wake_shape");
       if (v == "fixed") d.wake_shape = WakeShape::kFixed;
       else if (v != "erlang2") r.fail(shape, "unknown wake_shape '" + v + "'", "erlang2 or fixed");
-      if (!m["wake"]) r.fail(shape, what + " has a wake_shape but no wake", "'wake: TIME' with it");
     }
     if (m["fair"]) d.reader_preference = !r.boolean(m["fair"], "fair");
     if (m["threshold"]) d.threshold = r.duration(m["threshold"], "threshold", true);
@@ -463,6 +466,15 @@ void check_relax(const Strategy& s, const TopologySpec& machine) {
     }
   };
   for (const auto& [name, op] : s.ops) walk(walk, op.steps);
+}
+
+void check_wake(const Strategy& s, const TopologySpec& machine) {
+  if (machine.wake_latency > Duration{0}) return;
+  for (const auto& [name, lock] : s.locks)
+    if (lock.needs_wake)
+      throw ScenarioError(lock.mark, "lock '" + name + "' of strategy '" + s.name + "' has sleeping waiters but no wake-up latency, and machine '" +
+                                         machine.name + "' gives none",
+                          "'wake: TIME' on the lock, or the machine's 'wake_latency: TIME' (the scheduler's wake-to-run latency)");
 }
 
 void warn_numa_aware(const Strategy& s, const TopologySpec& machine, std::vector<std::string>& warnings) {

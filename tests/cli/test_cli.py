@@ -690,14 +690,22 @@ if sl.returncode == 0:
     check(rate("rwsem-v4.19", 1) == rate("rwsem-v5.3", 1) and rate("mutex-v4.9", 1) == rate("mutex-v4.10", 1),
           "sleeping-locks: one CPU, nobody waits: every version runs the same path")
     # At 4 CPUs the readers that meet a writer decide it (5 us asleep or
-    # ~200 ns spinning); by 16 both are held to the count line's bouncing.
+    # spinning through its 3 us hold); by 16 the writers' spinning on readers
+    # and the count line's bouncing narrow the gap.
     check(rate("rwsem-v5.3", 4) > 1.5 * rate("rwsem-v4.19", 4),
           f"rwsem at 4 CPUs: v5.3's spinning readers ({rate('rwsem-v5.3', 4):.0f}/s) ahead of v4.19's sleeping ones"
           f" ({rate('rwsem-v4.19', 4):.0f}/s)")
     check(rate("rwsem-v5.3", 16) >= rate("rwsem-v4.19", 16), "rwsem at 16 CPUs: v5.3 not behind v4.19")
-    wmax = lambda n: {l["name"]: l for l in spts[(n, 16)]["lock_stat"]}["m"]["waittime_max_us"]
-    check(wmax("mutex-v4.10") < wmax("mutex-v4.9"),
-          f"mutex at 16 CPUs: v4.10's handoff bounds the longest wait ({wmax('mutex-v4.10')} < {wmax('mutex-v4.9')})")
+    # The longest wait of one run is a tail: take it over three seeds.
+    def wmax(n):
+        total = 0.0
+        for seed in ("1", "2", "3"):
+            o = run("run", os.path.join(src, "tests/scenarios/sleeping-locks.yaml"), "--cpus", "16", "--strategy", n,
+                    "--seed", seed, "--json", "--db", "", "-q")
+            total += {l["name"]: l for l in json.loads(o.stdout)["points"][0]["lock_stat"]}["m"]["waittime_max_us"]
+        return total / 3
+    w49, w410 = wmax("mutex-v4.9"), wmax("mutex-v4.10")
+    check(w410 < w49, f"mutex at 16 CPUs: v4.10's handoff bounds the longest wait, mean over 3 seeds ({w410} < {w49})")
 # ---- task roles: one seqlock writer beside N readers (tests/scenarios/roles-seqlock.yaml) ----
 roles_file = os.path.join(src, "tests/scenarios/roles-seqlock.yaml")
 ro = run("run", roles_file, "--json", "--db", "", "-q", "--variant", "all")

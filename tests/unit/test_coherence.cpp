@@ -198,12 +198,13 @@ SCENARIO("a qspinlock handoff is the unlock store, the waiter's re-read and its 
     WHEN("cpu 0 unlocks at 10 us, the word idle since the last xchg") {
       std::vector<Grant> woken;
       (void)release(lock, 0, at_ns(10000), LockMode::kExclusive, woken);
-      THEN("the unlock pulls the word from cpu 3 (its xchg of the tail was last: 10 + 5 ns) and invalidates the two "
-           "spinning copies (2 x 2 ns), which re-read it from the LLC (2 x 3 ns); cpu 1's re-read (10 ns) comes after "
-           "them; others still wait behind it, so it takes the lock with a plain store (qspinlock.c: "
-           "clear_pending_set_locked / set_locked), 1 ns, the line following in the background") {
+      THEN("the unlock store pulls the word from cpu 3 (its xchg of the tail was last: 10 ns, and the store's own "
+           "1 ns) and invalidates the copy of cpu 2, the queue head, still spinning (2 ns): visible at 10013; cpu 2 "
+           "re-reads it from the LLC (3 ns), then cpu 1's re-read, its handoff, pulls it from cpu 0 (10 ns); cpu 1 "
+           "holds pending, so it takes the lock with a plain store (qspinlock.c: clear_pending_set_locked), 1 ns, "
+           "the line following in the background") {
         CHECK(woken.at(0).cpu == 1);
-        CHECK(woken.at(0).at == at_ns(10019 + 10 + 1));
+        CHECK(woken.at(0).at == at_ns(10013 + 3 + 10 + 1));
         CHECK(lock.word_line()->owner() == 1);
       }
     }
@@ -212,9 +213,10 @@ SCENARIO("a qspinlock handoff is the unlock store, the waiter's re-read and its 
       (void)release(lock, 0, at_ns(10000), LockMode::kExclusive, woken);
       (void)release(lock, 1, at_ns(20000), LockMode::kExclusive, woken);
       (void)release(lock, 2, at_ns(30000), LockMode::kExclusive, woken);
-      THEN("its take is the cmpxchg of the tail: an atomic that pulls the word (re-read 10 ns, then 10 + 5 ns)") {
+      THEN("its take is the cmpxchg of the tail: its re-read pulls the word (10 ns), then an atomic on the line it "
+           "now shares with the releaser (5 ns, and 2 ns to invalidate the releaser's copy)") {
         CHECK(woken.at(2).cpu == 3);
-        const Time released = woken.at(2).at - sim::nanoseconds(10 + 15);
+        const Time released = woken.at(2).at - sim::nanoseconds(10 + 5 + 2);
         CHECK(released > at_ns(30000));
         CHECK(released < at_ns(30000 + 30));
       }

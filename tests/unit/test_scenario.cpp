@@ -69,8 +69,10 @@ TEST_CASE("the seed scenario loads with its strategies resolved") {
   CHECK(sc.machine_name == "power5p-64");
   REQUIRE(sc.strategies.size() == 3);
   const auto& vfs = sc.strategy("vfs-scale");
-  CHECK(vfs.locks.at("files_lock").scope == Scope::kCpu);
-  CHECK(vfs.locks.at("file_lock").scope == Scope::kProcess);  // inherited from baseline
+  CHECK(vfs.locks.at("files_lglock").scope == Scope::kCpu);   // the library's v2.6.39
+  CHECK(vfs.locks.at("file_lock").scope == Scope::kProcess);  // the library's files_struct lock
+  CHECK(!vfs.locks.count("dcache_lock"));                     // gone in 2.6.39; baseline (2.6.32) has it
+  CHECK(sc.strategy("baseline").locks.count("dcache_lock"));
   CHECK(sc.workload.cpus == std::vector<int>{1, 2, 4, 8, 16, 32, 64});
 }
 
@@ -186,7 +188,9 @@ TEST_CASE("docs/scenario-format.md's lock-key table is the registry's lock_keys(
 
 TEST_CASE("docs/scenario-format.md's behaviour table is the registry's lock_behaviours()") {
   const std::string doc = scenario_format_doc();
-  const auto at = doc.find("| kind | behaviour | handoff | reader_spin | reader_steal | wake_readers | rules |");
+  const auto at =
+      doc.find("| kind | behaviour | handoff | reader_spin | reader_steal | wake_readers | spin_on_readers | adaptive | "
+               "handoff_spin | rules |");
   REQUIRE(at != std::string::npos);
   std::vector<std::string> rows;
   const auto end = doc.find("\n\n", at);
@@ -198,7 +202,7 @@ TEST_CASE("docs/scenario-format.md's behaviour table is the registry's lock_beha
   for (std::size_t k = 0; k < table.size(); ++k) {
     const auto& t = table[k];
     CHECK(rows[k] == "| " + std::string(t.kind) + " | " + t.name + " | " + b(t.handoff) + " | " + b(t.reader_spin) +
-                         " | " + b(t.reader_steal) + " | " + (t.wake_all_readers ? "all" : "leading") + " | " + t.rules +
-                         " |");
+                         " | " + b(t.reader_steal) + " | " + (t.wake_all_readers ? "all" : "leading") + " | " +
+                         b(t.spin_on_readers) + " | " + b(t.adaptive) + " | " + b(t.handoff_spin) + " | " + t.rules + " |");
   }
 }

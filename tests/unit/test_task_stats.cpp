@@ -248,3 +248,72 @@ TEST_CASE("the table's p99 cell rounds before it picks the unit: 999.7 ns is 1us
   CHECK(cell(2'500'000).find("2.5us") != std::string::npos);
   CHECK(cell(999).find("999ps") != std::string::npos);
 }
+
+namespace {
+
+// Readers and writers of one rwsem as two roles, and a figure about them.
+std::string roles_scenario(const std::string& expect) {
+  return "scenario: roles\n" + testing::flat_machine(8) +
+         "  wake_latency: 2us\n  context_switch: 500ns\n"
+         "workload:\n  tasks: thread\n  roles:\n    reader: {count: 2, loop: [r]}\n    writer: {loop: [w]}\n"
+         "  warmup: 20us\n  duration: 1ms\n  cpus: [8]\n"
+         "strategies:\n  s:\n    locks:\n      sem: {kind: rwsem, scope: global, behaviour: v6.1}\n"
+         "    ops:\n      r:\n        - compute: 200ns\n        - lock: sem\n          mode: read\n          hold: 100ns\n"
+         "      w:\n        - compute: 200ns\n        - lock: sem\n          mode: write\n          hold: 100ns\n" +
+         expect;
+}
+
+}  // namespace
+
+TEST_CASE("roles: each role's tasks have their own rate distribution, in the schema and in spread figures") {
+  const Scenario sc = load_scenario_string(roles_scenario(""), "roles.yaml");
+  const PointResult r = run_point(sc, PointSpec{"s", 8, 0, 1});
+  REQUIRE(r.roles.size() == 2);
+  // The machine's wake-up latency applies: the lock declares none.
+  const RoleReport& readers = r.roles[0];
+  const RoleReport& writers = r.roles[1];
+  CHECK(readers.tasks == 2);
+  CHECK(writers.tasks == 6);
+  // Tasks are laid out as the roles take them: the readers first.
+  const auto lo = std::min(r.task_ops[0], r.task_ops[1]), hi = std::max(r.task_ops[0], r.task_ops[1]);
+  CHECK(readers.tasks_stats.ops_per_sec_min == doctest::Approx(static_cast<double>(lo) / r.window_seconds));
+  CHECK(readers.tasks_stats.ops_per_sec_max == doctest::Approx(static_cast<double>(hi) / r.window_seconds));
+  const auto wmin = *std::min_element(r.task_ops.begin() + 2, r.task_ops.end());
+  CHECK(writers.tasks_stats.ops_per_sec_min == doctest::Approx(static_cast<double>(wmin) / r.window_seconds));
+  CHECK(writers.tasks_stats.jain <= 1.0);
+  const PointResult back = report::schema::unpack(report::schema::pack(r));
+  REQUIRE(back.roles.size() == 2);
+  CHECK(back.roles[1].tasks_stats.fairness == r.roles[1].tasks_stats.fairness);
+  CHECK(back.roles[1].tasks_stats.jain == r.roles[1].tasks_stats.jain);
+
+  // A spread figure names a role of the point's workload.
+  const Scenario with = load_scenario_string(
+      roles_scenario("expect:\n  - figure: w\n    spread: {point: s@8, role: writer}\n    stat: fairness\n"
+                     "    reported: 1.5\n    tolerance: 25%\n    source: test\n"),
+      "roles.yaml");
+  CHECK(with.expect.front().role == "writer");
+  CHECK_THROWS_WITH_AS(load_scenario_string(roles_scenario("expect:\n  - figure: w\n    spread: {point: s@8, role: "
+                                                           "scanner}\n    reported: [2, 1]\n    tolerance: 25%\n"
+                                                           "    source: test\n"),
+                                            "roles.yaml"),
+                       doctest::Contains("has no role 'scanner'"), ScenarioError);
+  CHECK_THROWS_WITH_AS(load_scenario_string(roles_scenario("expect:\n  - figure: w\n    spread: {point: s@8, role: "
+                                                           "reader}\n    stat: p99_latency\n    reported: 2\n"
+                                                           "    tolerance: 25%\n    source: test\n"),
+                                            "roles.yaml"),
+                       doctest::Contains("latency is of the whole point"), ScenarioError);
+}
+
+TEST_CASE("a sleeping lock without wake: takes the machine's wake_latency, and a machine without one is refused") {
+  CHECK_NOTHROW(load_scenario_string(roles_scenario(""), "roles.yaml"));
+  std::string text = roles_scenario("");
+  text.replace(text.find("  wake_latency: 2us\n  context_switch: 500ns\n"), 44, "");
+  CHECK_THROWS_WITH_AS(load_scenario_string(text, "roles.yaml"),
+                       doctest::Contains("lock 'sem' of strategy 's' has sleeping waiters but no wake-up latency"),
+                       ScenarioError);
+  // context_switch needs a longer wake_latency beside it.
+  std::string bad = roles_scenario("");
+  bad.replace(bad.find("context_switch: 500ns"), 21, "context_switch: 5us");
+  CHECK_THROWS_WITH_AS(load_scenario_string(bad, "roles.yaml"), doctest::Contains("context_switch needs a longer wake_latency"),
+                       ScenarioError);
+}
