@@ -13,6 +13,7 @@
 
 #include "cli/options.h"
 #include "models/hardware/topology.h"
+#include "models/scenario/library_api.h"
 #include "models/scenario/scenario.h"
 
 namespace vfssim::report {
@@ -201,6 +202,217 @@ int cmd_machines(const std::vector<std::string>& args) {
 
 namespace {
 
+std::string at(const models::SourceMark& m) { return m.file + ":" + std::to_string(m.line); }
+
+json change_json(const models::LibraryChangeInfo& c) {
+  return {{"version", c.version}, {"commit", c.commit}, {"title", c.title}, {"summary", c.summary},
+          {"file", c.mark.file},  {"line", c.mark.line}, {"touches", c.touched}};
+}
+
+json op_json(const models::LibraryOpInfo& o) {
+  return {{"op", o.name},         {"version", o.version}, {"description", o.description}, {"file", o.mark.file},
+          {"line", o.mark.line},  {"calls", o.calls},     {"values", o.values},           {"bindings", o.bindings},
+          {"steps", o.text}};
+}
+
+void print_changes(const std::vector<models::LibraryChangeInfo>& list) {
+  for (const auto& c : list) {
+    std::printf("  %-8s %-13s %s\n", c.version.c_str(), c.commit.substr(0, 12).c_str(), c.title.c_str());
+    if (!c.summary.empty()) std::printf("  %-8s %-13s %s\n", "", "", c.summary.c_str());
+    std::string t;
+    for (const auto& x : c.touched) t += (t.empty() ? "" : ", ") + x;
+    std::printf("  %-8s %-13s changes: %s  (%s)\n", "", "", t.c_str(), at(c.mark).c_str());
+  }
+}
+
+}  // namespace
+
+int cmd_library(const std::vector<std::string>& args) {
+  po::options_description opts(
+      "vfssim library [VERSION [OP]] | library diff FROM TO [OP] | library resolve FILE [options]");
+  std::vector<std::string> dirs;
+  opts.add_options()("help,h", "this help")("json", "print one JSON document")(
+      "dir", po::value(&dirs), "DIR (repeatable): a directory holding kernel/ and benchmarks/, looked up first");
+  po::options_description hidden;
+  std::vector<std::string> words;
+  hidden.add_options()("word", po::value(&words));
+  po::positional_options_description pos;
+  pos.add("word", -1);
+  po::variables_map vm;
+  parse_command(args, opts, hidden, pos, vm);
+  if (vm.count("help")) {
+    std::cout << opts
+              << "\n  vfssim library                  the versions, the newest version's ops, the benchmarks"
+                 "\n  vfssim library VERSION          a version: its changes (each a kernel commit), ops, values"
+                 "\n  vfssim library VERSION OP       an op and the ops it calls, as the library writes them, and"
+                 "\n                                  the values (costs, lock kinds) they use, per machine family"
+                 "\n  vfssim library diff FROM TO OP  the changes from FROM to TO that touch OP, with their commits"
+                 "\n  vfssim library resolve FILE     a scenario as the loader expands it (what a run stores)\n"
+                 "\nThe library: " << models::scenarios_dir() << "/kernel and /benchmarks (docs/library.md).\n";
+    return 0;
+  }
+  const bool as_json = vm.count("json") > 0;
+  if (!words.empty() && words[0] == "resolve") {
+    if (words.size() != 2) throw po::error("library resolve needs one FILE");
+    const models::Scenario sc = models::load_scenario_file(words[1]);
+    std::cout << (as_json ? json{{"scenario", sc.name}, {"resolved", sc.resolved_text}}.dump(2) + "\n" : sc.resolved_text);
+    return 0;
+  }
+  models::LibraryCatalog lib(dirs);
+  if (!words.empty() && words[0] == "diff") {
+    if (words.size() < 3 || words.size() > 4) throw po::error("library diff needs FROM TO [OP]");
+    const std::string op = words.size() == 4 ? words[3] : "";
+    const auto changes = lib.diff(words[1], words[2], op);
+    if (as_json) {
+      json list = json::array();
+      for (const auto& c : changes) list.push_back(change_json(c));
+      std::cout << json{{"from", words[1]}, {"to", words[2]}, {"op", op}, {"changes", list}}.dump(2) << "\n";
+      return 0;
+    }
+    std::printf("%s -> %s%s: %zu change%s\n", words[1].c_str(), words[2].c_str(), op.empty() ? "" : (", op " + op).c_str(),
+                changes.size(), changes.size() == 1 ? "" : "s");
+    print_changes(changes);
+    return 0;
+  }
+  if (words.size() > 2) throw po::error("library takes at most VERSION and OP (or diff, resolve)");
+  if (words.size() == 2) {
+    const auto ops = lib.op_closure(words[0], words[1]);
+    const auto version = lib.version(words[0]);
+    if (as_json) {
+      json list = json::array();
+      for (const auto& o : ops) list.push_back(op_json(o));
+      json values = json::array();
+      for (const auto& v : version.values)
+        for (const auto& o : ops)
+          if (std::find(o.values.begin(), o.values.end(), v.name) != o.values.end()) {
+            values.push_back({{"value", v.name}, {"version", v.version}, {"by_family", v.by_family}, {"why", v.why},
+                              {"file", v.mark.file}, {"line", v.mark.line}});
+            break;
+          }
+      std::cout << json{{"version", words[0]}, {"op", words[1]}, {"ops", list}, {"values", values}}.dump(2) << "\n";
+      return 0;
+    }
+    for (const auto& o : ops) {
+      std::printf("%s  (kernel %s, %s)%s%s\n", o.name.c_str(), o.version.c_str(), at(o.mark).c_str(),
+                  o.description.empty() ? "" : ": ", o.description.c_str());
+      if (!o.bindings.empty()) {
+        std::string b;
+        for (const auto& x : o.bindings) b += (b.empty() ? "$" : ", $") + x;
+        std::printf("  bound by its caller: %s\n", b.c_str());
+      }
+      std::istringstream text(o.text);
+      for (std::string l; std::getline(text, l);) std::printf("    %s\n", l.c_str());
+    }
+    std::printf("\nvalues (per machine family; kernel/families.yaml)\n");
+    for (const auto& v : version.values) {
+      bool used = false;
+      for (const auto& o : ops) used = used || std::find(o.values.begin(), o.values.end(), v.name) != o.values.end();
+      if (!used) continue;
+      std::string fam;
+      for (const auto& [f, x] : v.by_family) fam += (fam.empty() ? "" : "; ") + (f == "*" ? x : f + ": " + x);
+      std::printf("  %-22s %-48s %s  (%s, kernel %s)\n", v.name.c_str(), fam.c_str(), v.why.c_str(), at(v.mark).c_str(),
+                  v.version.c_str());
+    }
+    return 0;
+  }
+  if (words.size() == 1) {
+    const auto v = lib.version(words[0]);
+    if (as_json) {
+      json changes = json::array(), ops = json::array(), values = json::array();
+      for (const auto& c : v.changes) changes.push_back(change_json(c));
+      for (const auto& o : v.ops) ops.push_back(op_json(o));
+      for (const auto& x : v.values)
+        values.push_back({{"value", x.name}, {"version", x.version}, {"by_family", x.by_family}, {"why", x.why}});
+      std::cout << json{{"version", v.name},     {"inherits", v.inherits}, {"description", v.description},
+                        {"source", v.source},    {"file", v.file},         {"changes", changes},
+                        {"ops", ops},            {"values", values},       {"classes", v.classes},
+                        {"objects", v.objects},  {"locks", v.locks},       {"lines", v.lines},
+                        {"seqcounts", v.seqcounts}}
+                       .dump(2)
+                << "\n";
+      return 0;
+    }
+    std::printf("kernel %s%s%s: %s\n  %s\n", v.name.c_str(), v.inherits.empty() ? "" : " (inherits ",
+                v.inherits.empty() ? "" : (v.inherits + ")").c_str(), v.description.c_str(), v.file.c_str());
+    if (!v.source.empty()) std::printf("  source: %s\n", v.source.c_str());
+    if (!v.changes.empty()) {
+      std::printf("\nchanges from %s (%zu)\n", v.inherits.c_str(), v.changes.size());
+      print_changes(v.changes);
+    }
+    std::printf("\nops (%zu)\n", v.ops.size());
+    for (const auto& o : v.ops)
+      std::printf("  %-26s %-8s %s\n", o.name.c_str(), o.version.c_str(), o.description.c_str());
+    std::printf("\nvalues (%zu)\n", v.values.size());
+    for (const auto& x : v.values) {
+      std::string fam;
+      for (const auto& [f, val] : x.by_family) fam += (fam.empty() ? "" : "; ") + (f == "*" ? val : f + ": " + val);
+      std::printf("  %-22s %-8s %s\n", x.name.c_str(), x.version.c_str(), fam.c_str());
+    }
+    const auto list = [](const char* what, const std::vector<std::string>& v) {
+      std::string s;
+      for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+      std::printf("%s (%zu): %s\n", what, v.size(), s.c_str());
+    };
+    std::printf("\n");
+    list("classes", v.classes);
+    list("objects", v.objects);
+    list("locks", v.locks);
+    list("lines", v.lines);
+    list("seqcounts", v.seqcounts);
+    return 0;
+  }
+  // No words: every version, the newest version's ops, the benchmarks.
+  const auto names = lib.versions();
+  std::vector<models::LibraryVersionInfo> versions;
+  for (const auto& n : names) versions.push_back(lib.version(n));
+  const auto benches = lib.benchmarks();
+  if (as_json) {
+    json vs = json::array(), bs = json::array();
+    for (const auto& v : versions) {
+      json ops = json::array();
+      for (const auto& o : v.ops) ops.push_back(o.name);
+      vs.push_back({{"version", v.name}, {"inherits", v.inherits}, {"description", v.description}, {"file", v.file},
+                    {"changes", v.changes.size()}, {"ops", ops}});
+    }
+    for (const auto& b : benches) {
+      json tests = json::array();
+      for (const auto& t : b.tests) tests.push_back({{"test", t.name}, {"description", t.description}, {"source", t.source}});
+      bs.push_back({{"benchmark", b.name}, {"description", b.description}, {"source", b.source}, {"modes", b.modes},
+                    {"tests", tests}});
+    }
+    std::cout << json{{"versions", vs}, {"families", lib.families()}, {"benchmarks", bs}}.dump(2) << "\n";
+    return 0;
+  }
+  std::printf("%-10s %-10s %7s %5s  %s\n", "version", "inherits", "changes", "ops", "description");
+  for (const auto& v : versions)
+    std::printf("%-10s %-10s %7zu %5zu  %s\n", v.name.c_str(), v.inherits.c_str(), v.changes.size(), v.ops.size(),
+                v.description.c_str());
+  std::printf("\nfamilies (one set of values each):");
+  for (const auto& [f, ms] : lib.families()) {
+    std::string m;
+    for (const auto& x : ms) m += (m.empty() ? "" : ", ") + x;
+    std::printf("\n  %-8s %s", f.c_str(), m.c_str());
+  }
+  std::printf("\n");
+  if (!versions.empty()) {
+    const auto& newest = versions.back();
+    std::printf("\nops of %s (%zu; `vfssim library %s OP` prints one)\n", newest.name.c_str(), newest.ops.size(),
+                newest.name.c_str());
+    for (const auto& o : newest.ops)
+      std::printf("  %-26s %-8s %s\n", o.name.c_str(), o.version.c_str(), o.description.c_str());
+  }
+  std::printf("\nbenchmarks (`vfssim new BENCHMARK TEST_MODE --kernel VERSION --machine PRESET` writes a scenario)\n");
+  for (const auto& b : benches) {
+    std::string modes;
+    for (const auto& m : b.modes) modes += (modes.empty() ? "" : ", ") + m;
+    std::printf("  %s: %s%s\n", b.name.c_str(), b.description.c_str(), modes.empty() ? "" : (" (modes: " + modes + ")").c_str());
+    for (const auto& t : b.tests) std::printf("    %-20s %s\n", t.name.c_str(), t.description.c_str());
+  }
+  return 0;
+}
+
+namespace {
+
 // The starter scenarios of `vfssim new`: each loads and runs as written
 // (tests/cli/test_cli.py runs every one). @NAME@ is the scenario's name.
 struct Template {
@@ -344,29 +556,51 @@ strategies:
 int cmd_new(const std::vector<std::string>& args) {
   std::string list;
   for (const auto& t : kTemplates) list += std::string("\n  ") + t.name + ": " + t.summary;
-  po::options_description opts("vfssim new TEMPLATE NAME [--out FILE]");
-  std::string tmpl, name, out;
+  po::options_description opts("vfssim new TEMPLATE NAME [--out FILE] | new BENCHMARK TEST_MODE [--kernel V] [--machine M]");
+  std::string tmpl, name, out, kernel, machine = "skylake-sp-2s";
   opts.add_options()("help,h", "this help")("out,o", po::value(&out),
-                                            "the file to write (default NAME.yaml; '-' for standard output)");
+                                            "the file to write (default NAME.yaml; '-' for standard output)")(
+      "kernel", po::value(&kernel), "with a benchmark: the kernel version (default: the library's newest)")(
+      "machine", po::value(&machine), "with a benchmark: the machine preset (default: skylake-sp-2s)");
   po::options_description hidden;
   hidden.add_options()("template", po::value(&tmpl))("name", po::value(&name));
   po::positional_options_description pos;
   pos.add("template", 1).add("name", 1);
   po::variables_map vm;
   parse_command(args, opts, hidden, pos, vm);
+  models::LibraryCatalog lib;
+  std::string benches;
+  for (const auto& b : lib.benchmarks()) benches += (benches.empty() ? "" : ", ") + b.name;
   if (vm.count("help")) {
-    std::cout << opts << "\nTEMPLATE:" << list << "\n";
+    std::cout << opts << "\nTEMPLATE:" << list << "\nBENCHMARK (NAME is the test and mode, such as open1_threads; "
+              << "`vfssim library` lists them): " << benches << "\n";
     return 0;
   }
-  if (tmpl.empty() || name.empty()) throw po::error("new needs a TEMPLATE and a NAME; templates:" + list);
+  if (tmpl.empty() || name.empty())
+    throw po::error("new needs a TEMPLATE and a NAME (or a BENCHMARK and a TEST_MODE); templates:" + list +
+                    "\nbenchmarks: " + benches);
   const Template* t = nullptr;
   for (const auto& c : kTemplates)
     if (tmpl == c.name) t = &c;
-  if (!t) throw po::error("no template '" + tmpl + "'; templates:" + list);
+  bool bench = false;
+  for (const auto& b : lib.benchmarks()) bench = bench || b.name == tmpl;
+  if (!t && !bench) throw po::error("no template or benchmark '" + tmpl + "'; templates:" + list + "\nbenchmarks: " + benches);
+  if (t && (vm.count("kernel") || vm.count("machine")))
+    throw po::error("--kernel and --machine go with a benchmark, not the template '" + tmpl + "'");
   if (name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") != std::string::npos)
     throw po::error("scenario name '" + name + "' is not made of ASCII letters, digits, '_', '-' and '.'");
-  std::string text = t->text;
-  for (std::size_t at; (at = text.find("@NAME@")) != std::string::npos;) text.replace(at, 6, name);
+  std::string text;
+  if (t) {
+    text = t->text;
+    for (std::size_t at; (at = text.find("@NAME@")) != std::string::npos;) text.replace(at, 6, name);
+  } else {
+    if (kernel.empty()) {
+      const auto versions = lib.versions();
+      if (versions.empty()) throw po::error("the code-path library lists no versions");
+      kernel = versions.back();
+    }
+    text = lib.new_scenario(tmpl + "/" + name, kernel, machine, name);
+  }
   // What is written must load: the templates are checked by the loader here too.
   (void)models::load_scenario_string(text, "template " + tmpl);
   if (out == "-") {

@@ -14,6 +14,8 @@
 //   vfssim schema [--json]
 //   vfssim machines [NAME...] [--json]
 //   vfssim new TEMPLATE NAME [--out FILE]
+//   vfssim new BENCHMARK TEST_MODE [--kernel VERSION] [--machine PRESET] [--out FILE]
+//   vfssim library [VERSION [OP]] [--json] | library diff FROM TO [OP] [--json] | library resolve FILE
 //   vfssim probe --out DIR [--cpus LIST] [--seconds S] [--quiet]
 //   vfssim --help | --version
 //
@@ -68,7 +70,9 @@ const char* kUsage =
     "  export RUN    a stored run's points, lock_stat or profile as CSV\n"
     "  schema        the result fields: JSON and Python keys, SQLite columns, types, units\n"
     "  machines      the machine presets: CPUs, sockets, NUMA nodes, SMT, each latency's source\n"
-    "  new T NAME    write a commented starter scenario (lock-microbench, open-close, design-review)\n"
+    "  library       the kernel code-path library: versions, ops, values, a version diff with its commits\n"
+    "  new T NAME    write a commented starter scenario (lock-microbench, open-close, design-review),\n"
+    "                or a benchmark's test on a kernel version (new will-it-scale open1_threads --kernel v6.6)\n"
     "  probe         measure this machine (transfer matrix, contended line, real spinlocks);\n"
     "                write a machine preset and a lock scenario to check the model against\n"
     "\n"
@@ -439,6 +443,7 @@ int main(int argc, char** argv) {
     if (cmd == "schema") return cmd_schema(args);
     if (cmd == "machines") return report::cmd_machines(args);
     if (cmd == "new") return report::cmd_new(args);
+    if (cmd == "library") return report::cmd_library(args);
     if (cmd == "validate") return report::cmd_validate(args);
     if (cmd == "compare") return report::cmd_compare(args);
     std::cerr << "vfssim: unknown command '" << cmd << "'\n" << kUsage;

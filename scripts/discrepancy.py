@@ -26,7 +26,9 @@ SHRINKAGE_K = 2  # results/discrepancy.h kDiscrepancyShrinkage
 
 def corpus_sha256():
     h = hashlib.sha256()
-    files = sorted(list(CORPUS.rglob("*.yaml")) + list((ROOT / "scenarios" / "machines").rglob("*.yaml")))
+    # The corpus, its machines, and the code-path and benchmark libraries its cases use.
+    files = sorted(list(CORPUS.rglob("*.yaml")) +
+                   [p for d in ("machines", "kernel", "benchmarks") for p in (ROOT / "scenarios" / d).rglob("*.yaml")])
     for p in files:
         h.update(str(p.relative_to(ROOT)).encode() + b"\0" + p.read_bytes() + b"\0")
     return h.hexdigest()

@@ -23,14 +23,22 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden"
 
 
+# Not scenarios: machine presets, the code-path library and the benchmarks.
+LIBRARY_DIRS = {"machines", "kernel", "benchmarks"}
+
+
 def scenarios():
-    return sorted(p for p in (ROOT / "scenarios").rglob("*.yaml") if p.parent.name != "machines")
+    return sorted(p for p in (ROOT / "scenarios").rglob("*.yaml")
+                  if not LIBRARY_DIRS & set(p.relative_to(ROOT / "scenarios").parts[:-1]))
 
 
-def cpus_of(path):
+def cpus_of(path, vfssim=str(ROOT / "build" / "vfssim")):
     import yaml  # python3-yaml
 
     data = yaml.safe_load(path.read_text())
+    if "cpus" not in data.get("workload", {}):  # a benchmark's workload: the expanded scenario has it
+        r = subprocess.run([vfssim, "library", "resolve", str(path)], capture_output=True, text=True, check=True)
+        data = yaml.safe_load(r.stdout)
     cpus = sorted(set(int(c) for c in data["workload"]["cpus"]))
     picked = [cpus[0], cpus[len(cpus) // 2], cpus[-1]]
     return sorted(set(picked))
@@ -42,7 +50,7 @@ def golden_path(path):
 
 
 def render(vfssim, path):
-    cpus = ",".join(str(c) for c in cpus_of(path))
+    cpus = ",".join(str(c) for c in cpus_of(path, vfssim))
     r = subprocess.run([vfssim, "run", str(path.relative_to(ROOT)), "--json", "--db", "", "-q", "--cpus", cpus,
                         "--seed", "1", "--reps", "1", "--jobs", "1"],
                        cwd=ROOT, capture_output=True, text=True)

@@ -5,6 +5,7 @@
 // charged (the interpreter does not call charge() for it).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,18 +28,31 @@ struct ProfileEntry {
 
 class CpuTimeProfile {
  public:
-  explicit CpuTimeProfile(std::size_t instructions) : time_ps_(instructions + 1, 0) {}
+  // Time is charged by the interval it covers, clipped to the window
+  // (begin, end]: a task runs ahead of the clock, and its steps straddle
+  // the window's edges, yet one CPU's steps never overlap in time, so the
+  // entries of a point add up to at most CPUs x window (shares to at most 1).
+  CpuTimeProfile(std::size_t instructions, sim::Time begin, sim::Time end)
+      : time_ps_(instructions + 1, 0), fast_ps_(instructions, 0), begin_(begin), end_(end) {}
 
-  void charge(std::uint32_t pc, Duration d) { time_ps_[pc] += d.count(); }
+  void charge(std::uint32_t pc, sim::Time start, Duration d) { time_ps_[pc] += inside(start, d); }
+  // An acquisition that found its lock free: shown under the kind's fast
+  // path (Program::fast_symbol), else as charge().
+  void charge_fast(std::uint32_t pc, sim::Time start, Duration d) { fast_ps_[pc] += inside(start, d); }
   // RCU callbacks run in softirq, outside the code path: one bucket.
-  void charge_callbacks(Duration d) { time_ps_.back() += d.count(); }
-  void reset() { std::fill(time_ps_.begin(), time_ps_.end(), 0); }
+  void charge_callbacks(sim::Time start, Duration d) { time_ps_.back() += inside(start, d); }
 
   // Entries by CPU time, largest first (ties in chain order).
   std::vector<ProfileEntry> entries(const Program& program) const;
 
  private:
   std::vector<std::int64_t> time_ps_;  // per instruction, and last: RCU callbacks
+  std::vector<std::int64_t> fast_ps_;  // per instruction: acquisitions that found the lock free
+  sim::Time begin_, end_;
+  std::int64_t inside(sim::Time start, Duration d) const {
+    const sim::Time from = std::max(start, begin_), to = std::min(start + d, end_);
+    return to > from ? (to - from).count() : 0;
+  }
 };
 
 }  // namespace vfssim::models

@@ -8,7 +8,7 @@
 namespace vfssim::models {
 
 Executor::Executor(sim::Simulation& sim, const Program& program, const Topology& topo, ExecutorConfig config)
-    : sim_(sim), program_(program), topo_(topo), config_(std::move(config)), picks_(program), profile_(program.code.size()) {
+    : sim_(sim), program_(program), topo_(topo), config_(std::move(config)), picks_(program), profile_(program.code.size(), config_.warmup, config_.end) {
   handler_id_ = sim_.add_handler(this);
   const std::size_t n = config_.cpus.size();
   tasks_.resize(n);
@@ -86,7 +86,7 @@ void Executor::reset_window() {
   for (auto& q : seqs_.instances()) q->reset_stats();
   for (auto& p : pools_.instances()) p->reset_stats();
   if (rcu_) rcu_->reset_stats();
-  profile_.reset();
+  // The profile keeps only time inside the window (CpuTimeProfile clips it).
   std::fill(contended_at_.begin(), contended_at_.end(), 0);
   std::fill(contending_at_.begin(), contending_at_.end(), 0);
 }
@@ -112,7 +112,7 @@ const std::string& Executor::lock_name(std::uint32_t id) const { return program_
   const int wt = task_of_cpu_[gr.cpu];
   Task& other = tasks_[wt];
   const Instr& their = program_.code[other.pc];
-  if (!gr.slept) profile_.charge(other.pc, gr.at - other.blocked_since);
+  if (!gr.slept) profile_.charge(other.pc, other.blocked_since, gr.at - other.blocked_since);
   other.blocked = false;
   if (lock_id && !gr.retry) {
     checker_->granted(*lock_id, gr.cpu, gr.at, their.mode);
@@ -199,7 +199,7 @@ template <bool FromEvent>
   if (kind == InstrKind::kCompute) {
     Duration d = draw(task, in.time);
     if (task.has_smt_siblings) d = smt_->stretch(t, d, [this](std::size_t u) { return !tasks_[u].blocked; });
-    profile_.charge(task.pc, d);
+    profile_.charge(task.pc, at, d);
     at += d;
     ++task.pc;
     return Next::kStep;
@@ -239,8 +239,8 @@ template <bool FromEvent>
       task.pc = task.callback_return;
       return true;
     case InstrKind::kPercpuCount: {
-      at += topo_.local_hit();  // this_cpu_add
-      profile_.charge(task.pc, topo_.local_hit());
+      profile_.charge(task.pc, at, topo_.local_hit());  // this_cpu_add
+      at += topo_.local_hit();
       std::uint32_t& c = cold_[t].percpu[in.aux];
       if (++c < static_cast<std::uint32_t>(in.count)) {
         task.pc = in.jump;
@@ -259,7 +259,7 @@ template <bool FromEvent>
   if (rcu_) {  // callbacks whose grace period has ended: softirq, CPU time of this task
     std::uint32_t entry = 0;
     const Duration cb = rcu_->run_callbacks(t, entry);
-    profile_.charge_callbacks(cb);
+    profile_.charge_callbacks(at, cb);
     at += cb;
     if (entry) {  // a callback with steps: they run here, then this end of iteration again
       task.callback_return = task.pc;
@@ -382,7 +382,8 @@ template <bool FromEvent>
   task.lock_retry = false;
   acquired_at_[id] = task.pc;
   checker_->granted(id, task.cpu, *g, in.mode);
-  finish(task, at, *g);
+  profile_.charge_fast(task.pc, at, *g - at);  // found free: the kind's fast path (qspinlock's _raw_spin_lock)
+  at = *g;
   ++task.pc;
   return true;
 }
@@ -392,7 +393,7 @@ template <bool FromEvent>
   checker_->released(id, task.cpu, at, in.mode);
   AnyLock& lock = *task.locks[in.slot];
   const Released r = lock.release(task.cpu, at, in.mode);
-  profile_.charge(task.pc, r.done - at);
+  profile_.charge(task.pc, at, r.done - at);
   ++task.pc;
   if (r.grant.cpu >= 0) wake(r.grant, id);
   if (r.more) [[unlikely]] {  // several waiters at once (readers): the others, in order
@@ -457,7 +458,7 @@ void Executor::seq_write_end(Task& task, const Instr& in, sim::Time& at) {
   checker_->write_end(task.seq_ids[in.slot]);
   woken_.clear();
   const sim::Time done = task.seqs[in.slot]->write_end(task.cpu, at, woken_);
-  profile_.charge(task.pc, done - at);
+  profile_.charge(task.pc, at, done - at);
   ++task.pc;
   for (const Grant& gr : woken_) wake(gr, std::nullopt);
   at = done;

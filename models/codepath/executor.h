@@ -206,7 +206,7 @@ class Executor final : public sim::EventHandler {
   // A step's model returned `done`: charge the time to the step, move on.
   CmpxchgLoop cmpxchg_loop(const Instr& in) const { return {in.aux != 0, in.count, topo_.pause()}; }
   void finish(Task& task, sim::Time& at, sim::Time done) {
-    profile_.charge(task.pc, done - at);
+    profile_.charge(task.pc, at, done - at);
     at = done;
   }
 

@@ -82,12 +82,14 @@ class Compiler {
     in.symbol = sym;
     p_.code.push_back(in);
     p_.detail.push_back(detail);
+    p_.fast_symbol.push_back(Program::kNoSymbol);
   }
 
   void call(const std::string& op, std::uint32_t parent, const SourceMark&) {
-    p_.frames.push_back({static_cast<int>(parent), op});
+    const OpDef& def = s_.ops.at(op);
+    p_.frames.push_back({static_cast<int>(parent), def.fn.empty() ? op : def.fn});
     const auto frame = static_cast<std::uint32_t>(p_.frames.size() - 1);
-    steps(s_.ops.at(op).steps, frame);
+    steps(def.steps, frame);
   }
 
   std::uint32_t here() const { return static_cast<std::uint32_t>(p_.code.size()); }
@@ -139,10 +141,18 @@ class Compiler {
     return in;
   }
 
+  // The acquisition just emitted on lock `slot`, when it finds the lock free:
+  // the kind's fast-path symbol, if it has one.
+  void mark_fast(std::uint32_t slot) {
+    if (const LockKind* k = find_lock_kind(p_.locks[slot].kind); k && k->fast_symbol)
+      p_.fast_symbol.back() = symbol(k->fast_symbol);
+  }
+
   void lock_section(const std::string& lock, LockMode mode, std::uint32_t f, const Step& st,
                     const std::vector<Step>* body, const TimeDist* hold) {
     const auto slot = lock_slot(lock);
     emit(make_instr(InstrKind::kAcquire, mode, slot), f, symbol(wait_symbol(p_.locks[slot].kind, mode)), lock, st.mark);
+    mark_fast(slot);
     if (body) {
       steps(*body, f);
     } else {
@@ -226,6 +236,7 @@ class Compiler {
           const auto slot = lock_slot(st.lock);
           emit(make_instr(InstrKind::kAcquire, LockMode::kExclusive, slot), f,
                symbol(wait_symbol(p_.locks[slot].kind, LockMode::kExclusive)), st.lock, st.mark);
+          mark_fast(slot);
           emit(make_instr(InstrKind::kAtomic, LockMode::kExclusive, line_slot(st.target)), f, symbol(p_.frames[f].name),
                st.target, st.mark);
           emit(make_instr(InstrKind::kRelease, LockMode::kExclusive, slot), f,
@@ -237,10 +248,14 @@ class Compiler {
           // lockref_get: cmpxchg loop on the lock+count word while the lock
           // is free (lib/lockref.c CMPXCHG_LOOP); held, or the tries
           // exhausted: the spinlock.
+          // `fn:` names both (lockref_get_not_dead, lockref_put_return...);
+          // a slow path with a body runs it under the spinlock.
           const auto slot = lock_slot(st.target);
           const std::uint32_t at = here();
-          emit(cmpxchg_instr(InstrKind::kLockrefFast, slot, st), frame, symbol("lockref_get"), st.target, st.mark);
-          lock_section(st.target, LockMode::kExclusive, frame, st, nullptr, &st.time);
+          emit(cmpxchg_instr(InstrKind::kLockrefFast, slot, st), frame, symbol(st.fn.empty() ? "lockref_get" : st.fn),
+               st.target, st.mark);
+          lock_section(st.target, LockMode::kExclusive, sub_frame(frame, st.fn), st, st.has_body ? &st.body : nullptr,
+                       &st.time);
           p_.code[at].jump = here();
           break;
         }
@@ -470,7 +485,8 @@ class Compiler {
       if (w.lockref) {
         Step x = make(StepKind::kLockref);
         x.target = d + ".d_lock";
-        x.retries = kLockrefRetries;
+        x.retries = w.lockref_retries;
+        x.relax = w.lockref_relax;
         x.time = TimeDist::fixed(Duration{0});
         out.push_back(x);
       } else {
@@ -483,10 +499,20 @@ class Compiler {
         out.push_back(l);
       }
     };
+    // 2.6.32's dget (BUG_ON(!atomic_read)) and dput (atomic_read == 1, then
+    // atomic_dec_and_lock's atomic_add_unless) load the count first: on a
+    // contended line, a transfer of its own before the RMW's.
+    auto count_read = [&](const std::string& d, WalkOut& out) {
+      if (!w.count_reads) return;
+      Step rd = make(StepKind::kRead);
+      rd.target = d + ".d_count";
+      out.push_back(rd);
+    };
     auto put = [&](const std::string& d, WalkOut& out) {
       if (w.lockref || w.locked_put) {
         get(d, out);  // lockref_put_return, or d_count-- under d_lock: the same cost as a get
       } else {
+        count_read(d, out);
         Step a = make(StepKind::kAtomic);  // atomic_dec_and_lock, never 1 -> 0 here
         a.target = d + ".d_count";
         out.push_back(a);
@@ -509,6 +535,7 @@ class Compiler {
       if (w.lockref || w.locked_put) {
         get(d, out);
       } else {
+        count_read(d, out);
         Step a = make(StepKind::kAtomic);
         a.target = d + ".d_count";
         out.push_back(a);

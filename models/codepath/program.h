@@ -78,6 +78,10 @@ struct Program {
   bool uses_sum = false;
   int hz = 0;
   std::vector<std::string> detail;  // per instruction: the lock or line it touches, or ""
+  // Per instruction: the symbol of an acquisition that found the lock free
+  // (qspinlock's _raw_spin_lock), or kNoSymbol (the instruction's own).
+  static constexpr std::uint32_t kNoSymbol = 0xffffffffu;
+  std::vector<std::uint32_t> fast_symbol;
   std::vector<std::uint32_t> entries;  // the first instruction of each role's loop ({0} without roles)
 
   // "sym <- f2 <- f1" for instruction `pc`.

@@ -36,6 +36,13 @@ double mean_ops(const std::vector<PointResult>& reps) {
   return ops / static_cast<double>(reps.size());
 }
 
+// Whole frames: `nameidata_drop_rcu` is the chain that starts with that
+// frame, not `nameidata_drop_rcu_last <- ...`.
+bool chain_starts_with(const std::string& chain, const std::string& prefix) {
+  if (chain.rfind(prefix, 0) != 0) return false;
+  return chain.size() == prefix.size() || chain.compare(prefix.size(), 4, " <- ") == 0;
+}
+
 double point_metric(const std::vector<PointResult>& reps, const std::string& metric, int cpus) {
   const double ops = mean_ops(reps);
   if (metric == "ops_per_sec") return ops;
@@ -46,7 +53,7 @@ double point_metric(const std::vector<PointResult>& reps, const std::string& met
     if (r.cpu_time.count() <= 0) continue;
     std::int64_t t = 0;
     for (const auto& p : r.profile)
-      if (p.chain.rfind(prefix, 0) == 0) t += p.time.count();
+      if (chain_starts_with(p.chain, prefix)) t += p.time.count();
     share += static_cast<double>(t) / static_cast<double>(r.cpu_time.count());
   }
   return share / static_cast<double>(reps.size());

@@ -22,6 +22,9 @@ double mean_ops(const std::vector<PointResult>& reps);
 
 // A point's metric over its replications (ops_per_sec, us_per_op,
 // share:PREFIX); a speedup is read_metric's, over two reads.
+// Whether the profile chain `chain` ("a <- b <- c") starts with the whole
+// frames of `prefix` ("a <- b"): the `share:` metric's match.
+bool chain_starts_with(const std::string& chain, const std::string& prefix);
 double point_metric(const std::vector<PointResult>& reps, const std::string& metric, int cpus);
 
 // The figure's metric at its k-th read (reads[i] the replications of

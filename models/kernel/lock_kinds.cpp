@@ -29,7 +29,7 @@ const std::vector<LockKind>& lock_kind_table() {
        "_raw_spin_lock", "_raw_spin_lock", "_raw_spin_unlock", "_raw_spin_unlock", make_plain<McsSpinlock>, {}},
       {"qspinlock", "queued spinlock (locked byte, pending bit, MCS queue): kernel/locking/qspinlock.c", true, false,
        false, false, "queued_spin_lock_slowpath", "queued_spin_lock_slowpath", "_raw_spin_unlock",
-       "_raw_spin_unlock", make_plain<QSpinlock>, {}},
+       "_raw_spin_unlock", make_plain<QSpinlock>, {}, false, false, "_raw_spin_lock"},
       {"cna", "compact NUMA-aware qspinlock: the holder passes to a waiter on its node (secondary queue, threshold)",
        true, false, false, false, "queued_spin_lock_slowpath", "queued_spin_lock_slowpath",
        "_raw_spin_unlock", "_raw_spin_unlock",
@@ -37,7 +37,9 @@ const std::vector<LockKind>& lock_kind_table() {
          return make<CnaSpinlock>(ctx, d.threshold);
        },
        {"threshold"},
-       true},
+       true,
+       false,
+       "_raw_spin_lock"},
       {"mutex", "struct mutex: fast path, optimistic spinning on the owner (OSQ), or sleeping waiters", false, true,
        true, false, "mutex_lock", "mutex_lock", "mutex_unlock", "mutex_unlock",
        [](const LockDecl& d, LockContext ctx) -> std::unique_ptr<AnyLock> {

@@ -175,6 +175,10 @@ struct LockKind {
   // rw_semaphore's count beside its owner field, rwlock_t's word. Spinlocks
   // always have one.
   bool word_line = false;
+  // What perf shows for an acquisition that finds the lock free, when it is
+  // not `wait_symbol`: qspinlock's fast path is the cmpxchg inlined in
+  // _raw_spin_lock; only a waiter enters queued_spin_lock_slowpath.
+  const char* fast_symbol = nullptr;
 
   bool takes(const std::string& key) const;
   bool has_word_line() const { return spinlock || word_line; }

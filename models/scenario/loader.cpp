@@ -249,6 +249,7 @@ Scenario load_from(const std::string& text, const std::string& file, const std::
                    const std::vector<Setting>& settings, const RangeSample* sample) {
   Reader r(file);
   YAML::Node root = parse_yaml(text, file);
+  expand_library(r, root, file);
   apply_settings(r, root, settings);
   r.find_ranges(root, "");
   r.set_sample(sample);

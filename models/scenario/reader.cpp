@@ -284,9 +284,31 @@ std::string Reader::path_of(const YAML::Node& n) const {
   return out;
 }
 
+void Reader::add_file(const YAML::Node& root, const std::string& path) {
+  const long label = static_cast<long>(file_origins_.size());
+  file_origins_.push_back({YAML::Node(), path, 0, {}});
+  NodeIndex seen;
+  const auto walk = [&](const auto& self, const YAML::Node& n, int depth) -> void {
+    if (!n.IsDefined() || depth > 4 * kMaxNesting || !origin_index_.insert(n, label)) return;
+    if (n.IsMap()) {
+      for (const auto& kv : n) {
+        origin_index_.insert(kv.first, label);
+        self(self, kv.second, depth + 1);
+      }
+    } else if (n.IsSequence()) {
+      for (const auto& e : n) self(self, e, depth + 1);
+    }
+  };
+  walk(walk, root, 0);
+}
+
 Reader::RangeParts Reader::range_parts(const Site& s, const std::string& what) const {
   RangeParts p;
   p.name = s.path;
+  if (const long i = range_names_.find(s.node); i >= 0) {  // a library value: its own name, wherever it is used
+    p.name = range_name_list_[static_cast<std::size_t>(i)].first;
+    p.why = range_name_list_[static_cast<std::size_t>(i)].second;
+  }
   if (s.path == "expect" || s.path.rfind("expect.", 0) == 0)
     fail(s.node, what + " in expect: has a range", "a reported figure as the source gives it (ranges go on the model's constants)");
   if (s.node.IsMap()) {
@@ -379,6 +401,7 @@ void Reader::finish_ranges() {
     range.SetStyle(YAML::EmitterStyle::Flow);
     m["range"] = range;
     m["name"] = s.name;
+    if (!r->why.empty()) m["why"] = r->why;
     node = m;
   }
 }

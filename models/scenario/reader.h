@@ -49,6 +49,13 @@ class Reader {
 
   SourceMark mark(const YAML::Node& n) const {
     const YAML::Mark m = n.Mark();
+    // A node of a library file (a kernel version, a benchmark), or one the
+    // expansion made in place of such a node: its position there.
+    if (const long i = origin_index_.find(n); i >= 0) {
+      const Origin& o = file_origins_[static_cast<std::size_t>(i)];
+      if (o.fixed.line > 0 || m.line < 0) return o.fixed.line > 0 ? o.fixed : SourceMark{o.label, 0, 0};
+      return {o.label, m.line + 1, m.column + 1};
+    }
     // A node a Setting put in the document: its position is in the setting.
     for (auto o = origins_.rbegin(); o != origins_.rend(); ++o)
       if (within(o->node, n)) {
@@ -62,7 +69,24 @@ class Reader {
   // `n` and what it holds came from `label` (a Setting), its text starting
   // at 1-based `column` of the label's line 1.
   void add_origin(const YAML::Node& n, std::string label, int column) {
-    origins_.push_back({n, std::move(label), column});
+    origins_.push_back({n, std::move(label), column, {}});
+  }
+  // Every node of `root`, a document read from the file `path` (a library
+  // version, a benchmark), is placed in that file by mark().
+  void add_file(const YAML::Node& root, const std::string& path);
+  // `made` stands for a node at `at` (a patched list, a specialized step):
+  // mark() places it there.
+  void add_made(const YAML::Node& made, const SourceMark& at) {
+    if (origin_index_.find(made) >= 0) return;
+    origin_index_.insert(made, static_cast<long>(file_origins_.size()));
+    file_origins_.push_back({YAML::Node(), at.file, 0, at});
+  }
+  // The range at `n` (a library value) is the constant `name`, whatever
+  // path of the document reaches it first; `why` is its reason.
+  void name_range(const YAML::Node& n, std::string name, std::string why) {
+    if (range_names_.find(n) >= 0) return;
+    range_names_.insert(n, static_cast<long>(range_name_list_.size()));
+    range_name_list_.push_back({std::move(name), std::move(why)});
   }
 
   [[noreturn]] void fail(const YAML::Node& n, const std::string& problem, const std::string& expected) const {
@@ -379,7 +403,12 @@ class Reader {
     YAML::Node node;
     std::string label;
     int column = 1;
+    SourceMark fixed;  // add_made: the position itself
   };
+  std::vector<Origin> file_origins_;  // add_file, add_made
+  NodeIndex origin_index_;            // node -> file_origins_
+  NodeIndex range_names_;             // node -> range_name_list_
+  std::vector<std::pair<std::string, std::string>> range_name_list_;  // name_range: {name, why}
   // Whether `n` is `root` or inside it (an alias that contains itself
   // stops at kMaxNesting levels).
   static bool within(const YAML::Node& root, const YAML::Node& n, int depth = 0) {

@@ -252,12 +252,15 @@ struct WalkSpec {
   bool rcu = true;                   // rcu-walk first (2.6.38+), else ref-walk
   TimeDist component;                // per-component work: hash, d_hash lookup, exec permission
   bool lockref = false;              // d_count shares d_lock's word (3.12+): get/put by lockref
+  bool lockref_relax = false;        // ... its CMPXCHG_LOOP's cpu_relax() (3.12 to 6.1; `relax:`)
+  int lockref_retries = 100;         // ... and its most tries (100 since 5.2; 0: no limit; `retries:`)
   std::vector<std::string> refuse;   // components whose permission check refuses RCU mode (-ECHILD)
   std::string refuse_if;             // ... only when this switch parameter is on
   bool restart = false;              // on refusal: restart the whole walk in ref-walk (the 2010
                                      // LOOKUP_FIRST failure) instead of dropping to ref-walk in place
   bool keep_last = true;             // the last dentry keeps its reference (the caller puts it later)
   bool locked_put = false;           // a put takes d_lock (vfs-scale's ref-walk: d_count under d_lock)
+  bool count_reads = false;          // dget/dput read d_count before their atomic (2.6.32: BUG_ON, might_sleep)
   WalkHook permission;               // ->permission of each directory walked through (may_lookup)
   WalkHook revalidate;               // ->d_revalidate of each dentry looked up (lookup_fast)
 };
@@ -298,6 +301,11 @@ struct OpDef {
   std::string name;
   std::vector<Step> steps;
   SourceMark mark;
+  // `{fn: NAME, steps: [...]}`: the kernel function the profile shows for
+  // the op's frame (an op specialized for a call's bindings, sys_open.2,
+  // is still the kernel's do_sys_open); "" is the op's name.
+  std::string fn = {};
+  std::string description = {};
 };
 
 struct Strategy {

@@ -38,6 +38,10 @@ YAML::Node inline_machine(const Reader& r, const YAML::Node& n, const std::strin
 // dentry_lock) over the parent's; the parent's description dropped. The
 // chain must be valid (every parent declared, no cycle).
 YAML::Node resolved_strategy_node(const YAML::Node& strategies, const std::string& name);
+// expand.cpp: the scenario's use of the code-path and benchmark libraries
+// (use, benchmark, objects, patch, call bindings, library values), expanded
+// in the document `root` of the scenario file `file` before settings apply.
+void expand_library(Reader& r, YAML::Node& root, const std::string& file);
 // settings.cpp: applies the what-if settings to the document, in order.
 void apply_settings(Reader& r, YAML::Node& root, const std::vector<Setting>& settings);
 // resolved.cpp: the scenario as the loader resolved it, as YAML.

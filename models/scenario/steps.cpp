@@ -65,9 +65,18 @@ void parse_cmpxchg_loop(const Reader& r, const YAML::Node& n, Step& s, int defau
 // lib/lockref.c: 100 tries since 893a7d32e8e0 (v5.2; `retries: 0`, no
 // limit, before); no cpu_relax() since f5fe24ef17b5 (v6.2): the defaults
 // are today's kernel.
+// The slow path (the spinlock) holds it `hold: TIME` or runs `body:` under
+// it (lockref_get_not_zero's slow path tests the count under d_lock).
 void parse_lockref(const Reader& r, const YAML::Node& n, Step& s, const std::string& what) {
   s.target = r.name(n["lockref"], "lock name of the " + what);
-  s.time = r.time_dist(r.require(n, "hold", "the " + what), "slow-path hold time of the " + what, false);
+  if (n["hold"] && n["body"]) r.fail(n, "the " + what + " has both 'hold' and 'body'", "either a slow-path hold time or a body of steps");
+  if (n["body"]) {
+    s.has_body = true;
+    s.body = body_of(r, n, "body", true, what);
+  } else {
+    s.time = r.time_dist(r.require(n, "hold", "the " + what + " (its slow path under the spinlock)"),
+                         "slow-path hold time of the " + what, false);
+  }
   parse_cmpxchg_loop(r, n, s, kLockrefRetries, 0);
 }
 
@@ -384,8 +393,16 @@ void parse_walk(const Reader& r, const YAML::Node& n, Step& s, const std::string
     if (v == "lockref") s.walk.lockref = true;
     else if (v != "atomic") r.fail(rc, "unknown refcount '" + v + "'", "atomic (d_count under d_lock) or lockref (3.12+)");
   }
+  // The lockrefs' CMPXCHG_LOOP, as a `lockref:` step's (cmpxchg_loop.h).
+  for (const char* k : {"relax", "retries"})
+    if (n[k] && !s.walk.lockref)
+      r.fail(n[k], std::string("'") + k + "' of the " + what + ", whose refcount is not lockref",
+             "refcount: lockref (3.12+) with it: the lockref's cmpxchg loop");
+  if (n["relax"]) s.walk.lockref_relax = r.boolean(n["relax"], "relax");
+  if (n["retries"]) s.walk.lockref_retries = static_cast<int>(r.integer(n["retries"], "retries", 0, 1000000));
   if (n["keep_last"]) s.walk.keep_last = r.boolean(n["keep_last"], "keep_last");
   if (n["locked_put"]) s.walk.locked_put = r.boolean(n["locked_put"], "locked_put");
+  if (n["count_reads"]) s.walk.count_reads = r.boolean(n["count_reads"], "count_reads");
   if (const auto refuse = n["refuse_rcu"]) {
     if (!refuse.IsSequence()) r.fail(refuse, "refuse_rcu is not a list", "a list of dentry names of the path");
     for (const auto& c : refuse) {
@@ -461,8 +478,8 @@ const std::vector<StepKindRow>& step_kinds() {
       {"sleep", StepKind::kSleep, {}, true, T::kNone, "sleep (local, idle)", parse_sleep},
       {"percpu_add", StepKind::kPercpuAdd, {"batch", "counter_lock"}, true, T::kLine,
        "percpu count (local); every batch-th: acquire, atomic, release", parse_percpu_add, check_percpu_add},
-      {"lockref", StepKind::kLockref, {"hold", "relax", "retries"}, true, T::kLock,
-       "lockref fast path (cmpxchg loop), else acquire, hold, release", parse_lockref, check_lockref},
+      {"lockref", StepKind::kLockref, {"hold", "body", "relax", "retries"}, true, T::kLock,
+       "lockref fast path (cmpxchg loop), else acquire, hold or body, release", parse_lockref, check_lockref},
       {"cmpxchg", StepKind::kCmpxchg, {"relax", "retries", "fallback"}, true, T::kLine,
        "cmpxchg loop on the line; retries exhausted: the fallback", parse_cmpxchg},
       {"seq_read", StepKind::kSeqRead, {"body", "retries", "fallback"}, true, T::kSeqcount,
@@ -476,8 +493,8 @@ const std::vector<StepKindRow>& step_kinds() {
        "call rcu (callback in softirq: its cost, or its steps after the grace period)", parse_call_rcu, check_call_rcu},
       {"sum", StepKind::kSumPerCpu, {}, true, T::kLine, "sum per-CPU copies", parse_line_step<kSumKey>, check_sum},
       {"walk", StepKind::kWalk,
-       {"mode", "component", "refcount", "refuse_rcu", "refuse_if", "on_refuse", "keep_last", "locked_put", "permission",
-        "revalidate"},
+       {"mode", "component", "refcount", "relax", "retries", "refuse_rcu", "refuse_if", "on_refuse", "keep_last",
+        "locked_put", "count_reads", "permission", "revalidate"},
        true, T::kDentries,
        "per component: seqcount reads or d_lock and d_count steps; the permission and revalidate hooks' steps",
        parse_walk, check_walk},

@@ -227,7 +227,15 @@ Strategy parse_strategy(const Reader& r, const std::string& name, const YAML::No
       OpDef op;
       op.name = r.name(kv.first, "op name");
       op.mark = r.mark(kv.first);
-      op.steps = parse_steps(r, kv.second, "op '" + op.name + "'");
+      YAML::Node steps = kv.second;
+      if (steps.IsMap()) {  // {steps: [...], fn: FRAME, description: TEXT}
+        const std::string what = "op '" + op.name + "'";
+        r.only_keys(steps, what, {"steps", "fn", "description"});
+        if (steps["fn"]) op.fn = r.name(steps["fn"], "fn of " + what);
+        if (steps["description"]) op.description = r.scalar(steps["description"], "description of " + what);
+        steps.reset(r.require(steps, "steps", what));  // rebinds (operator= would write into the op)
+      }
+      op.steps = parse_steps(r, steps, "op '" + op.name + "'");
       s.ops[op.name] = std::move(op);
     }
   }
@@ -448,7 +456,7 @@ void check_relax(const Strategy& s, const TopologySpec& machine) {
   if (machine.pause > Duration{0}) return;
   const auto walk = [&](const auto& self, const std::vector<Step>& steps) -> void {
     for (const Step& st : steps) {
-      if (st.relax)
+      if (st.relax || (st.kind == StepKind::kWalk && st.walk.lockref && st.walk.lockref_relax))
         throw ScenarioError(st.mark, "strategy '" + s.name + "' has a cmpxchg loop with relax: true on machine '" +
                                          machine.name + "', which gives no 'pause'",
                             "the machine's 'pause: TIME' (what one cpu_relax() costs), or relax: false");

@@ -131,7 +131,7 @@ with tempfile.TemporaryDirectory() as tmp:
     with open(scenario) as f:
         text = f.read()
     with open(bad, "w") as f:
-        f.write(text.replace("hold: 40ns", "hold: 40", 1))
+        f.write(text.replace("compute: 2ns", "compute: 2", 1))
     r = run("run", bad, "--db", "")
     check(r.returncode == 2 and "bad.yaml:" in r.stderr and "no unit" in r.stderr, "bad unit: exit 2 with position")
     r = run("run", scenario, "--cpus", "1,999", "--db", "")

@@ -40,7 +40,7 @@ with tempfile.TemporaryDirectory() as tmp:
         ("foo=1", "--set 'foo=1':1:1: no parameter 'foo'"),
         ("nokey", "--set 'nokey':1:1: 'nokey' is not KEY=VALUE"),
         ("baseline.locks.files_lock.kind=foo", "--set 'baseline.locks.files_lock.kind=foo':1:32: unknown lock kind 'foo'"),
-        ("baseline.locks.nope.kind=mcs", "no 'nope' in 'strategies.baseline.locks'; expected one of: file_lock, files_lock"),
+        ("baseline.locks.nope.kind=mcs", "no 'nope' in 'strategies.baseline.locks'; expected one of: dcache_lock, eventfd_lock, file_lock, files_lock"),
         ("baseline.locks.files_lock.knd=mcs", ":1:27: unknown key 'knd' in lock 'files_lock'"),
         ("workload.duration=abc", "--set 'workload.duration=abc':1:19: 'abc' is not a time"),
         ("nostrategy.locks.x.kind=mcs", "no parameter, strategy or section 'nostrategy'"),
@@ -51,7 +51,7 @@ with tempfile.TemporaryDirectory() as tmp:
         r = run(*base, "--set", setting)
         check(r.returncode == 2 and message in r.stderr, f"--set {setting!r}: exit 2, {message!r}: {r.stderr[-300:]}")
     r = run("run", vfs_scale, "--cpus", "1", "--db", "", "-q", "--set", "nope=1")
-    check(r.returncode == 2 and "no parameter 'nope'; expected a parameter of the scenario (acl, statvfs," in r.stderr,
+    check(r.returncode == 2 and "no parameter 'nope'; expected a parameter of the scenario (acl, procmounts_entry, statvfs," in r.stderr,
           "--set of an unknown parameter lists the parameters: " + r.stderr[-200:])
     r = run("run", vfs_scale, "--cpus", "1", "--db", "", "-q", "--set", "acl=maybe")
     check(r.returncode == 2 and r.stderr.startswith("--set 'acl=maybe':1:5: parameter 'acl' is 'maybe'"),
@@ -101,7 +101,7 @@ with tempfile.TemporaryDirectory() as tmp:
     # --free / --private: the next-bottleneck what-ifs on demand
     r = run(*base, "--free", "nonesuch")
     check(r.returncode == 2 and "--free 'nonesuch': no strategy run has a lock 'nonesuch' to make free (their locks: "
-          "dcache_lock, file_d_lock, file_lock, files_lock" in r.stderr, "--free of an unknown lock: " + r.stderr[-200:])
+          "dcache_lock, eventfd_lock, file_lock, files_lock, fs_lock" in r.stderr, "--free of an unknown lock: " + r.stderr[-200:])
     r = run(*base, "--private", "nonesuch")
     check(r.returncode == 2 and "--private 'nonesuch': no strategy run has a line 'nonesuch'" in r.stderr,
           "--private of an unknown line exits 2")
@@ -181,7 +181,7 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run("new", "lock-microbench", "x", "--out", "-")
     check(r.returncode == 0 and "scenario: x" in r.stdout, "new --out - writes to stdout")
     r = run("new", "nonesuch", "x")
-    check(r.returncode == 2 and "no template 'nonesuch'" in r.stderr and "design-review" in r.stderr,
+    check(r.returncode == 2 and "no template or benchmark 'nonesuch'" in r.stderr and "design-review" in r.stderr,
           "new of an unknown template lists the templates")
     r = run("new", "open-close", "bad name", "--out", "-")
     check(r.returncode == 2, "new refuses a name the loader would refuse")

@@ -63,7 +63,7 @@ def test_load_from_file_string_and_dict_agree():
 def test_run_document_of_a_scenario_object_is_the_files():
     sc = vfssim.Scenario.load(SEED)
     assert vfssim.run_document(sc, cpus=[1, 2], seed=4) == vfssim.run_document(SEED, cpus=[1, 2], seed=4)
-    sc.set("strategies.baseline.locks.tmp_d_lock.kind", "mcs")
+    sc.set("strategies.baseline.locks", {"files_lock": {"kind": "mcs", "scope": "global"}})  # over the library's
     doc = vfssim.run_document(sc, cpus=[2], strategies=["baseline"])
     assert doc["scenario_hash"] != vfssim.run_document(SEED, cpus=[2], strategies=["baseline"])["scenario_hash"]
     df = vfssim.run_df(ROOT / "scenarios/seed/vfs-scale-nehalem.yaml", cpus=[1], variants=["root", "statfs"])
@@ -81,12 +81,14 @@ def test_from_dict_copies_its_input():
 def test_inspection():
     sc = vfssim.Scenario.load(SEED)
     assert sc.machine == "power5p-64"
-    assert sc.workload["loop"] == ["open", "close"]
-    assert sc.strategy("baseline")["locks"]["files_lock"] == {"kind": "tas", "scope": "global"}
+    assert sc.get("benchmark") == "will-it-scale/open1_processes"
+    assert sc.workload["placement"] == "spread"
+    assert sc.strategy("baseline") == {"description": "2.6.32-rc (Linus's head of 2009-10)", "use": "kernel/v2.6.32"}
+    assert sc.strategy("baseline", resolved=True)["locks"]["files_lock"] == {"kind": "tas", "scope": "global"}  # the library's
     resolved = sc.strategy("vfs-scale", resolved=True)
-    assert resolved["locks"]["files_lock"]["scope"] == "cpu"
-    assert resolved["locks"]["dcache_lock"] == {"kind": "tas", "scope": "global"}  # inherited
-    assert "extends" not in resolved
+    assert resolved["locks"]["files_lglock"] == {"kind": "tas", "scope": "cpu"}
+    assert "dcache_lock" not in resolved["locks"]  # v2.6.39 has none
+    assert "extends" not in sc.strategy("vfs-scale-remount-bug", resolved=True)
     assert sc.locks("vfs-scale")["vfsmount_lock"] == {"kind": "brlock", "scope": "global"}
     assert sc.variants == ["default"]
     figs = sc.expect
@@ -137,7 +139,7 @@ def test_direct_dict_edits_take_effect_and_are_validated_at_the_next_run():
 
 def test_bad_set_raises_with_position_and_is_undone():
     sc = vfssim.Scenario.load(SEED)
-    sc.set("strategies.baseline.locks.files_lock.kind", "mcs")
+    sc.set("strategies.baseline.locks", {"files_lock": {"kind": "mcs", "scope": "global"}})
     with pytest.raises(vfssim.ScenarioError) as info:
         sc.set("strategies.baseline.locks.files_lock.kind", "mcz")
     err = info.value
@@ -166,13 +168,14 @@ def test_update_is_all_or_nothing_and_delete_is_validated():
 
 def test_paths_with_dotted_names_and_tuples():
     sc = vfssim.Scenario.load(ROOT / "scenarios/seed/shrinker-sb-lock-brickland.yaml")
-    assert sc.get("strategies.v3.11.locks.sb_lock.kind") == "ticket"
-    assert sc.get(("strategies", "v3.12", "extends")) == "v3.11"
-    sc.set("strategies.v3.11.locks.sb_lock.kind", "mcs")
-    assert sc.strategy("v3.11")["locks"]["sb_lock"]["kind"] == "mcs"
+    assert sc.get("strategies.v3.11.pools.free_pages.low") == 16384
+    assert sc.get(("strategies", "v3.12-fixed", "extends")) == "v3.12"
+    assert sc.strategy("v3.11", resolved=True)["locks"]["sb_lock"]["kind"] == "ticket"  # the library's v3.11
+    sc.set("strategies.v3.11.locks", {"sb_lock": {"kind": "mcs", "scope": "global"}})
+    assert sc.strategy("v3.11", resolved=True)["locks"]["sb_lock"]["kind"] == "mcs"
     assert sc.get("workload.cpus.0") == 1
-    sc.update({"params.superblocks": 10, "workload.duration": "1ms"})
-    assert sc.params["superblocks"] == 10
+    sc.update({"params.kswapd_rate": 500000, "workload.duration": "1ms"})
+    assert sc.params["kswapd_rate"] == 500000
     with pytest.raises(KeyError):
         sc.get("strategies.v3.11.locks.nope")
 

@@ -35,7 +35,7 @@ def test_dataframe_shape():
 
 def test_bad_scenario_raises_with_position(tmp_path):
     bad = tmp_path / "bad.yaml"
-    bad.write_text(SEED.read_text().replace("hold: 40ns", "hold: forty", 1))
+    bad.write_text(SEED.read_text().replace("compute: 2ns", "compute: forty", 1))
     with pytest.raises(vfssim.ScenarioError) as info:
         vfssim.run(bad, cpus=[1])
     err = info.value

@@ -42,9 +42,11 @@ def test_resolved_scenario_loads_back_to_the_same_results_in_every_variant():
 
 def test_python_takes_extends_from_the_loader():
     sc = vfssim.Scenario.load(POWER5)
-    resolved = sc.strategy("vfs-scale", resolved=True)
-    assert resolved == yaml.safe_load(sc.native.resolved_text)["strategies"]["vfs-scale"]
-    assert resolved["locks"]["dcache_lock"] == {"kind": "tas", "scope": "global"}  # inherited
-    # An edit is resolved by the loader at the next build.
-    sc.set("strategies.baseline.locks.dcache_lock.kind", "mcs")
-    assert sc.strategy("vfs-scale", resolved=True)["locks"]["dcache_lock"]["kind"] == "mcs"
+    resolved = sc.strategy("vfs-scale-remount-bug", resolved=True)
+    assert resolved == yaml.safe_load(sc.native.resolved_text)["strategies"]["vfs-scale-remount-bug"]
+    # inherited from vfs-scale, which has it from the library's v2.6.39
+    assert resolved["locks"]["vfsmount_lock"] == {"kind": "brlock", "scope": "global"}
+    assert resolved["locks"]["eventfd_lock"] == {"kind": "tas", "scope": "task"}
+    # An edit of the parent is resolved by the loader at the next build.
+    sc.set("strategies.vfs-scale.locks", {"eventfd_lock": {"kind": "mcs", "scope": "task"}})
+    assert sc.strategy("vfs-scale-remount-bug", resolved=True)["locks"]["eventfd_lock"]["kind"] == "mcs"

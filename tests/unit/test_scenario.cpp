@@ -69,8 +69,10 @@ TEST_CASE("the seed scenario loads with its strategies resolved") {
   CHECK(sc.machine_name == "power5p-64");
   REQUIRE(sc.strategies.size() == 3);
   const auto& vfs = sc.strategy("vfs-scale");
-  CHECK(vfs.locks.at("files_lock").scope == Scope::kCpu);
-  CHECK(vfs.locks.at("file_lock").scope == Scope::kProcess);  // inherited from baseline
+  CHECK(vfs.locks.at("files_lglock").scope == Scope::kCpu);   // the library's v2.6.39
+  CHECK(vfs.locks.at("file_lock").scope == Scope::kProcess);  // the library's files_struct lock
+  CHECK(!vfs.locks.count("dcache_lock"));                     // gone in 2.6.39; baseline (2.6.32) has it
+  CHECK(sc.strategy("baseline").locks.count("dcache_lock"));
   CHECK(sc.workload.cpus == std::vector<int>{1, 2, 4, 8, 16, 32, 64});
 }
 

@@ -155,9 +155,11 @@ class PointResult:
         return series.groupby(level=0, sort=False).sum().sort_values(ascending=False, kind="stable")
 
     def share(self, prefix):
-        """Share of CPU time (0-1) of the profile chains that start with `prefix`
-        (the `share:` metric of expect: figures), e.g. share('mutex_lock')."""
-        return sum(e["share"] for e in self._d["profile"] if e["chain"].startswith(prefix))
+        """Share of CPU time (0-1) of the profile chains that start with the
+        whole frames of `prefix` (the `share:` metric of expect: figures), e.g.
+        share('mutex_lock'); 'f' does not match a chain starting 'f_last'."""
+        return sum(e["share"] for e in self._d["profile"]
+                   if e["chain"] == prefix or e["chain"].startswith(prefix + " <- "))
 
     def __repr__(self):
         b = self._d.get("bottleneck")
