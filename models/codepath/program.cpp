@@ -430,9 +430,10 @@ class Compiler {
                               " in all: locks, lines and seqcounts of scope object, a dentry counting 3 "
                               "(docs/scenario-format.md, \"Limits\")");
   }
-  // ~700 bytes per instance at most (a qspinlock; issue 29 measured 16 x 10^6 in 11 GB):
-  // about 2 GB in all, and room for a dentry of the largest object set (3 instances each).
-  static constexpr double kMaxObjectInstances = 3000000;
+  // ~1.5 kB an instance, whatever its kind (a lock is an AnyLock, the size of
+  // the largest kind; scripts/memory_ceiling.py measured 10^6 qspinlocks and
+  // 10^6 ticket locks in 1.5 GB each): about 1.8 GB in all.
+  static constexpr double kMaxObjectInstances = 1200000;
   double object_instances_ = 0;
   TimeDist resolve(TimeDist t, const SourceMark& mark) const {
     if (!t.param.empty()) t.a = param(t.param, mark).time;

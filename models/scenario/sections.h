@@ -22,6 +22,10 @@ constexpr std::size_t kMaxExtends = 64;     // strategies in one extends chain
 constexpr int kMaxCallDepth = 128;          // nested op calls
 constexpr std::size_t kMaxStrategies = 256;
 constexpr std::size_t kMaxVariants = 256;
+// Steps of all strategies once `extends` has copied the inherited ops (each
+// strategy keeps its own copy, ~2.4 kB a step with the resolved YAML): 256
+// strategies extending one 20,000-step op would take ~12 GB before a point.
+constexpr std::size_t kMaxResolvedSteps = 400000;
 
 TopologySpec parse_machine(const Reader& r, const YAML::Node& n, const std::string& name_hint);
 // `machine: NAME` (a preset), `machine: PATH.yaml` (relative to `file`) or

@@ -242,7 +242,23 @@ Strategy parse_strategy(const Reader& r, const std::string& name, const YAML::No
   return s;
 }
 
+namespace {
+
+// Steps in a list, bodies, branches and walk hooks included.
+std::size_t count_steps(const std::vector<Step>& steps) {
+  std::size_t n = steps.size();
+  for (const Step& st : steps)
+    n += count_steps(st.body) + count_steps(st.else_body) + count_steps(st.walk.permission.steps) +
+         count_steps(st.walk.revalidate.steps);
+  return n;
+}
+
+}  // namespace
+
 void resolve_extends(std::vector<Strategy>& strategies) {
+  std::size_t resolved_steps = 0;  // the strategies' own, then each inherited op as it is copied
+  for (const Strategy& s : strategies)
+    for (const auto& [k, op] : s.ops) resolved_steps += count_steps(op.steps);
   std::map<std::string, std::size_t> index;
   for (std::size_t i = 0; i < strategies.size(); ++i) index[strategies[i].name] = i;
   std::vector<int> state(strategies.size(), 0);  // 0 new, 1 resolving, 2 done
@@ -283,7 +299,16 @@ void resolve_extends(std::vector<Strategy>& strategies) {
         for (const auto& [k, v] : p.pools) s.pools.emplace(k, v);
         for (const auto& [k, v] : p.dentries) s.dentries.emplace(k, v);
         if (s.hz == 0) s.hz = p.hz;
-        for (const auto& [k, v] : p.ops) s.ops.emplace(k, v);
+        for (const auto& [k, v] : p.ops) {
+          if (s.ops.count(k)) continue;
+          resolved_steps += count_steps(v.steps);
+          if (resolved_steps > kMaxResolvedSteps)
+            throw ScenarioError(s.extends_mark,
+                                "strategy '" + s.name + "' extends '" + s.extends + "': the strategies' ops add up to more than " +
+                                    std::to_string(kMaxResolvedSteps) + " steps once extends copies the inherited ones",
+                                "fewer strategies extending a long op, or a shorter op");
+          s.ops.emplace(k, v);
+        }
       }
       state[*c] = 2;
     }

@@ -294,6 +294,23 @@ TEST_CASE("the loader refuses duplicate keys, alias bombs, huge machines and abs
   CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 10.0);
 }
 
+// Strategies that extend one long op each hold a copy of it: the copies are
+// bounded (kMaxResolvedSteps), refused at the extends that crosses the bound.
+TEST_CASE("extends that copy more than 400,000 steps in all are refused at the extends that crosses the bound") {
+  auto text = [](int strategies) {
+    std::string steps;
+    for (int i = 0; i < 20000; ++i) steps += "        - compute: 1ns\n";
+    std::string others;
+    for (int i = 1; i < strategies; ++i) others += "  e" + std::to_string(i) + ": {extends: s}\n";
+    std::string t = scenario_text("      pick:\n" + steps);
+    return t + others;
+  };
+  CHECK_NOTHROW(load_scenario_string(text(20), "ok.yaml"));  // 20 x 20,000: at the bound
+  const std::string e = expect_load_error(text(21));
+  CHECK(e.find("strategy 'e20' extends 's'") != std::string::npos);
+  CHECK(e.find("more than 400000 steps") != std::string::npos);
+}
+
 // zero_time_probability follows the control flow: the probability that
 // an iteration ends at the instant it began is the mass of the paths that
 // pass only zero-time steps.
