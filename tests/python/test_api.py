@@ -116,6 +116,23 @@ def test_missing_file_and_bad_yaml_raise_scenario_error(tmp_path):
 
 # -- editing ------------------------------------------------------------------
 
+def test_setting_a_field_of_a_library_lock_keeps_its_others():
+    """open-close-power5 takes files_lock from the library (use: kernel/v2.6.32): the file does
+    not write it. Setting its kind copies the library's entry first, so its scope stays; the
+    resolved lock changes kind and nothing else; a failed validation undoes the copy too."""
+    sc = vfssim.Scenario.load(SEED)
+    assert "files_lock" not in (sc.strategy("baseline").get("locks") or {})
+    before = sc.locks("baseline")["files_lock"]
+    sc.set("strategies.baseline.locks.files_lock.kind", "mcs")
+    after = sc.locks("baseline")["files_lock"]
+    assert after == {**before, "kind": "mcs"}
+    fresh = vfssim.Scenario.load(SEED)
+    with pytest.raises(vfssim.ScenarioError):
+        fresh.set("strategies.baseline.locks.files_lock.kind", "no-such-kind")
+    assert "files_lock" not in (fresh.strategy("baseline").get("locks") or {})
+    assert fresh.to_yaml() == vfssim.Scenario.load(SEED).to_yaml()
+
+
 def test_making_a_global_lock_per_cpu_raises_throughput():
     sc = vfssim.Scenario.from_dict(lockloop())
     before = sc.run_point("tas", 8).ops_per_sec

@@ -418,6 +418,7 @@ class Scenario:
         undo = []
         try:
             for path, value in changes.items():
+                self._copy_inherited_entry(path, undo)
                 node, key = self._walk(self._data, path, create="nested")
                 old = node[key] if (isinstance(node, list) or key in node) else _MISSING
                 undo.append((node, key, old))
@@ -431,6 +432,36 @@ class Scenario:
                 else:
                     node[key] = old
             raise
+
+    def _copy_inherited_entry(self, path, undo):
+        """A path inside an entry of a strategy's locks, lines, seqcounts, pools, dentries or ops
+        that the file does not write (it comes from the library's `use:` or from `extends`)
+        first copies that entry from the resolved strategy, as derive() does and as the CLI's
+        --set does: setting one field keeps the entry's others. Each addition goes on `undo`."""
+        strategies = self._data.get("strategies")
+        if not isinstance(strategies, dict) or isinstance(path, (tuple, list)):
+            return
+        head = self._split_in(self._data, path)
+        if len(head) < 4 or head[0] != "strategies" or head[2] not in _STRATEGY_MAPS:
+            return
+        name, section = head[1], head[2]
+        own = strategies.get(name)
+        if not isinstance(own, dict) or (section in own and not isinstance(own[section], dict)):
+            return
+        rest = str(path).split(".")[len(".".join(head[:3]).split(".")):]
+        try:
+            resolved = (self.strategy(name, resolved=True) or {}).get(section) or {}
+        except Exception:  # a scenario that does not load yet: nothing resolved to copy from
+            return
+        inside = self._split_in(resolved, ".".join(rest))
+        entry = inside[0]
+        if len(inside) < 2 or entry in own.get(section, {}) or entry not in resolved:
+            return
+        if section not in own:
+            undo.append((own, section, _MISSING))
+            own[section] = {}
+        undo.append((own[section], entry, _MISSING))
+        own[section][entry] = copy.deepcopy(resolved[entry])
 
     def delete(self, path, validate=True):
         """Removes the key (or list item) at a path; validated like set()."""
