@@ -133,6 +133,18 @@ def test_setting_a_field_of_a_library_lock_keeps_its_others():
     assert fresh.to_yaml() == vfssim.Scenario.load(SEED).to_yaml()
 
 
+def test_an_on_key_survives_an_edit():
+    """`on: LOCK` (a line on a lock's word) is a YAML 1.1 boolean to PyYAML: the data must keep it
+    as the key "on", so that an edited scenario's text still loads (it came back as `true:`)."""
+    sc = vfssim.Scenario.load(SEED)
+    sc.set("strategies.baseline.lines.root.d_count.on", "tmp.d_lock")  # the library's line, copied, then moved
+    line = sc.strategy("baseline")["lines"]["root.d_count"]
+    assert line.get("on") == "tmp.d_lock" and True not in line
+    assert "\n        'on': tmp.d_lock\n" in sc.to_yaml() and "true:" not in sc.to_yaml()
+    again = vfssim.Scenario.from_yaml(sc.to_yaml(), name="again.yaml", base_dir=SEED.parent)
+    assert again.strategy("baseline")["lines"]["root.d_count"] == line
+
+
 def test_making_a_global_lock_per_cpu_raises_throughput():
     sc = vfssim.Scenario.from_dict(lockloop())
     before = sc.run_point("tas", 8).ops_per_sec

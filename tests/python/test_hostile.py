@@ -59,7 +59,15 @@ def test_sigint_stops_a_point_of_long_steps_within_a_second(tmp_path):
     path.write_text(MILLION_STEPS)
     p = subprocess.Popen([str(VFSSIM), "run", str(path), "--db", "", "-q"], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
-    time.sleep(1.5)
+    # The sweep catches SIGINT once it runs (before, loading, the default action applies):
+    # wait for the handler (SigCgt of /proc/PID/status), which a loaded machine may take
+    # seconds to reach, then let the point run into its long steps.
+    deadline = time.monotonic() + 60
+    while int(next(l for l in open(f"/proc/{p.pid}/status") if l.startswith("SigCgt:")).split()[1], 16) \
+            & (1 << (signal.SIGINT - 1)) == 0:
+        assert time.monotonic() < deadline and p.poll() is None, "the sweep never began"
+        time.sleep(0.02)
+    time.sleep(1.0)
     t0 = time.monotonic()
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=30)

@@ -15,6 +15,7 @@ the validated native scenario is kept and reused until the data changes.
 import copy
 import os
 import pathlib
+import re
 import time
 
 import yaml
@@ -45,9 +46,22 @@ def _yaml_error(exc, name, text):
                           expected="valid YAML of the scenario format", text=text)
 
 
+class _Yaml12Loader(yaml.SafeLoader):
+    """SafeLoader with YAML 1.2's booleans (true/false) only. PyYAML follows YAML 1.1, where
+    `on`, `off`, `yes`, `no`, `y`, `n` are booleans too: a line's `on: LOCK` key would come back
+    as True and be written out as `true:`. The C++ loader (yaml-cpp) keeps them as text."""
+
+
+_Yaml12Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+_Yaml12Loader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+                                    list("tTfF"))
+
+
 def _safe_load(text, name):
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_Yaml12Loader)
     except yaml.YAMLError as e:
         raise _yaml_error(e, name, text) from None
     if not isinstance(data, dict):
@@ -439,23 +453,29 @@ class Scenario:
         first copies that entry from the resolved strategy, as derive() does and as the CLI's
         --set does: setting one field keeps the entry's others. Each addition goes on `undo`."""
         strategies = self._data.get("strategies")
-        if not isinstance(strategies, dict) or isinstance(path, (tuple, list)):
+        if not isinstance(strategies, dict):
             return
-        head = self._split_in(self._data, path)
-        if len(head) < 4 or head[0] != "strategies" or head[2] not in _STRATEGY_MAPS:
+        tuple_path = isinstance(path, (tuple, list))
+        head = list(path)[:3] if tuple_path else self._split_in(self._data, path)
+        if len(head) < 3 or head[0] != "strategies" or head[2] not in _STRATEGY_MAPS:
             return
         name, section = head[1], head[2]
         own = strategies.get(name)
         if not isinstance(own, dict) or (section in own and not isinstance(own[section], dict)):
             return
-        rest = str(path).split(".")[len(".".join(head[:3]).split(".")):]
         try:
             resolved = (self.strategy(name, resolved=True) or {}).get(section) or {}
         except Exception:  # a scenario that does not load yet: nothing resolved to copy from
             return
-        inside = self._split_in(resolved, ".".join(rest))
+        if tuple_path:
+            inside = list(path)[3:]
+        else:
+            rest = str(path).split(".")[len(".".join(head[:3]).split(".")):]
+            inside = self._split_in(resolved, ".".join(rest))
+        if len(inside) < 2:
+            return
         entry = inside[0]
-        if len(inside) < 2 or entry in own.get(section, {}) or entry not in resolved:
+        if entry in own.get(section, {}) or entry not in resolved:
             return
         if section not in own:
             undo.append((own, section, _MISSING))
