@@ -116,21 +116,16 @@ std::vector<std::vector<double>> figure_samples(const Validation& validation, co
   const std::size_t S = scenarios.size(), N = static_cast<std::size_t>(n);
   std::vector<std::vector<models::RangeSample>> drawn(S);  // each hypercube drawn once
   std::vector<std::vector<models::SampledScenario>> made(S);
-  std::vector<std::size_t> make_job(S * N), run_job(S * N);  // by s * N + i
-  std::vector<std::pair<std::size_t, std::size_t>> job_of;  // (s, i) of job j, both halves
+  std::vector<std::pair<std::size_t, std::size_t>> job_of;  // (s, i) of job j: the makes, then the runs
   for (std::size_t i = 0; i < N; ++i)
     for (std::size_t s = 0; s < S; ++s)
-      if (models::draws_ranges(scenarios[s])) {  // else every sample would be the plain run
-        make_job[s * N + i] = job_of.size();
-        job_of.emplace_back(s, i);
-      }
+      if (models::draws_ranges(scenarios[s])) job_of.emplace_back(s, i);  // else every sample is the plain run
   const std::size_t makes = job_of.size();
+  std::vector<std::vector<std::size_t>> after(2 * makes);
   for (std::size_t j = 0; j < makes; ++j) {
-    run_job[job_of[j].first * N + job_of[j].second] = job_of.size();
     job_of.push_back(job_of[j]);
+    after[makes + j].push_back(j);  // sample i of s is run after it is made
   }
-  std::vector<std::vector<std::size_t>> after(job_of.size());
-  for (std::size_t j = 0; j < makes; ++j) after[run_job[job_of[j].first * N + job_of[j].second]].push_back(j);
   for (std::size_t s = 0; s < S; ++s)
     if (models::draws_ranges(scenarios[s])) {
       drawn[s] = models::draw_samples(scenarios[s], n, seed);
