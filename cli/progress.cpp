@@ -59,6 +59,12 @@ void Progress::finish(const std::string& what) {
   draw(what);
 }
 
+void Progress::note(const std::string& what) {
+  std::lock_guard<std::mutex> lk(mutex_);
+  last_ = what;
+  draw(what);
+}
+
 void Progress::set_total(std::size_t total) {
   std::lock_guard<std::mutex> lk(mutex_);
   total_ = total;

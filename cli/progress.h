@@ -36,6 +36,8 @@ class Progress {
   // One finished; `what` names it ("baseline @ 48 CPUs").
   void finish(const std::string& what);
   void set_total(std::size_t total);
+  // Something done that is not counted (a sample made before its points run).
+  void note(const std::string& what);
 
  private:
   void draw(const std::string& what);  // with mutex_ held

@@ -216,6 +216,11 @@ SweepOutcome run_durable_sweep(const models::Scenario& sc, const models::SweepSp
   Progress bar(o.progress, plan.points.size() - earlier.size() * static_cast<std::size_t>(plan.reps),
                plan.reps > 1 ? "replication" : "point", std::cerr);
   control.on_start = [&bar](const models::PointSpec&) { bar.start(); };
+  control.on_sample = [&bar](int sample, int simulations) {
+    bar.note("sample " + std::to_string(sample) + " made" +
+             (simulations > 0 ? ", its fitted constants re-fitted in " + count_of(static_cast<std::size_t>(simulations), "simulation")
+                              : std::string()));
+  };
   auto progress = [&bar](std::size_t, std::size_t total, const models::PointResult& p) {
     bar.set_total(total);
     bar.finish(series_name(p.spec.strategy, p.spec.variant) + " @ " + count_of(p.spec.cpus, "CPU"));

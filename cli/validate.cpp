@@ -104,47 +104,85 @@ struct Refits {
 std::vector<std::vector<double>> figure_samples(const Validation& validation, const std::vector<models::Scenario>& scenarios,
                                      int n, std::uint64_t seed, unsigned jobs, const models::PointLimits& limits,
                                      const std::vector<std::vector<models::PointResult>>& plain, std::size_t& refused,
-                                     Refits& refits) {
+                                     Refits& refits, bool show_progress) {
   // Each scenario's samples as run --uncertainty draws them (refit.h: a row
   // the loader refuses is replaced by a spare draw, counted in `refused`),
-  // its fitted constants re-fitted; built in parallel, as a re-fit runs its
-  // figure's points.
-  std::vector<std::vector<models::Scenario>> sampled(scenarios.size());
-  std::vector<std::pair<std::size_t, int>> jobs_of;  // (scenario, sample)
-  std::vector<std::vector<models::RangeSample>> drawn(scenarios.size());  // each hypercube drawn once
-  for (std::size_t s = 0; s < scenarios.size(); ++s) {
-    if (!models::draws_ranges(scenarios[s])) continue;  // every sample would be the plain run
-    drawn[s] = models::draw_samples(scenarios[s], n, seed);
-    sampled[s].resize(static_cast<std::size_t>(n));
-    for (int i = 0; i < n; ++i) jobs_of.emplace_back(s, i);
-  }
-  std::vector<models::SampledScenario> made(jobs_of.size());
-  sim::parallel_for(jobs_of.size(), jobs == 0 ? sim::default_jobs() : jobs, [&](std::size_t j) {
-    const auto [s, i] = jobs_of[j];
-    made[j] = models::sampled_scenario(scenarios[s], n, seed, i, limits, true, &drawn[s]);
-  });
-  for (std::size_t j = 0; j < made.size(); ++j) {
-    refused += static_cast<std::size_t>(made[j].refused);
-    for (const auto& f : made[j].fits) {
-      ++refits.fits;
-      if (f.converged) ++refits.converged;
-      else refits.unmatched.insert(scenarios[jobs_of[j].first].name + ": " + f.constant + " -> " + f.figure);
-    }
-    sampled[jobs_of[j].first][static_cast<std::size_t>(jobs_of[j].second)] = std::move(made[j].scenario);
-  }
+  // its fitted constants re-fitted, then its points run on it. One job
+  // makes sample i of scenario s (its re-fits), one more after it runs its
+  // points: a scenario's re-fits and the points of its samples made run
+  // side by side, and no worker waits for the last re-fit of all.
   const auto& points = validation.points();
   const std::size_t per_sample = points.size();
-  std::vector<models::PointResult> results(per_sample * static_cast<std::size_t>(n));
-  sim::parallel_for(results.size(), jobs == 0 ? sim::default_jobs() : jobs, [&](std::size_t i) {
-    const NeededPoint& k = points[i % per_sample];
-    const std::size_t sample = i / per_sample;
-    if (sampled[k.scenario].empty()) {
-      results[i] = plain[i % per_sample].front();
+  const std::size_t S = scenarios.size(), N = static_cast<std::size_t>(n);
+  std::vector<std::vector<models::RangeSample>> drawn(S);  // each hypercube drawn once
+  std::vector<std::vector<models::SampledScenario>> made(S);
+  std::vector<std::pair<std::size_t, std::size_t>> job_of;  // (s, i) of job j: the makes, then the runs
+  for (std::size_t i = 0; i < N; ++i)
+    for (std::size_t s = 0; s < S; ++s)
+      if (models::draws_ranges(scenarios[s])) job_of.emplace_back(s, i);  // else every sample is the plain run
+  const std::size_t makes = job_of.size();
+  std::vector<std::vector<std::size_t>> after(2 * makes);
+  for (std::size_t j = 0; j < makes; ++j) {
+    job_of.push_back(job_of[j]);
+    after[makes + j].push_back(j);  // sample i of s is run after it is made
+  }
+  for (std::size_t s = 0; s < S; ++s)
+    if (models::draws_ranges(scenarios[s])) {
+      drawn[s] = models::draw_samples(scenarios[s], n, seed);
+      made[s].resize(N);
+    }
+
+  std::vector<models::PointResult> results(per_sample * N);
+  Progress bar(show_progress, job_of.size(), "sample step", std::cerr);
+  sim::parallel_for_after(job_of.size(), jobs == 0 ? sim::default_jobs() : jobs, after, [&](std::size_t j) {
+    const auto [s, i] = job_of[j];
+    const std::string& name = scenarios[s].name;
+    bar.start();
+    if (j < makes) {
+      made[s][i] = models::sampled_scenario(scenarios[s], n, seed, static_cast<int>(i), limits, true, &drawn[s]);
+      int evaluations = 0;
+      for (const auto& f : made[s][i].fits) evaluations += f.evaluations;
+      bar.finish(name + ": sample " + std::to_string(i) + " made" +
+                 (made[s][i].fits.empty() ? std::string()
+                                          : ", " + count_of(made[s][i].fits.size(), "constant") + " re-fitted in " +
+                                                count_of(static_cast<std::size_t>(evaluations), "simulation")));
       return;
     }
-    models::PointSpec spec{k.ref.strategy, k.ref.cpus, 0, models::rep_seed(seed, 0), k.ref.variant};
-    results[i] = models::run_point(sampled[k.scenario][sample], spec, limits);
+    // The sample's points: each distinct simulation once (restated
+    // figures read one simulation under two names), those its re-fits or
+    // the plain run already ran taken from them.
+    const models::Scenario& sc = made[s][i].scenario;
+    models::SamplePoints& ran = made[s][i].points;
+    std::size_t simulated = 0;
+    for (std::size_t k = 0; k < per_sample; ++k) {
+      if (points[k].scenario != s) continue;
+      const auto& ref = points[k].ref;
+      const models::PointSpec spec{ref.strategy, ref.cpus, 0, models::rep_seed(seed, 0), ref.variant};
+      const std::string fingerprint = models::point_fingerprint(sc, spec);
+      auto it = ran.find(fingerprint);
+      if (it == ran.end()) {
+        const bool unchanged = fingerprint == points[k].fingerprint;
+        if (!unchanged) ++simulated;
+        it = ran.emplace(fingerprint, unchanged ? plain[k].front() : models::run_point(sc, spec, limits)).first;
+      }
+      results[i * per_sample + k] = it->second;
+      results[i * per_sample + k].spec = spec;
+    }
+    ran.clear();
+    bar.finish(name + ": sample " + std::to_string(i) + ", " + count_of(simulated, "point") + " run");
   });
+  for (std::size_t s = 0; s < S; ++s)
+    for (const auto& m : made[s]) {
+      refused += static_cast<std::size_t>(m.refused);
+      for (const auto& f : m.fits) {
+        ++refits.fits;
+        if (f.converged) ++refits.converged;
+        else refits.unmatched.insert(scenarios[s].name + ": " + f.constant + " -> " + f.figure);
+      }
+    }
+  for (std::size_t k = 0; k < per_sample; ++k)  // a scenario without ranges: its samples are the plain run
+    if (made[points[k].scenario].empty())
+      for (std::size_t i = 0; i < N; ++i) results[i * per_sample + k] = plain[k].front();
   std::vector<std::vector<double>> predicted;
   for (int sample = 0; sample < n; ++sample) {
     std::vector<std::vector<models::PointResult>> grouped(per_sample);
@@ -367,7 +405,7 @@ int cmd_validate(const std::vector<std::string>& args) {
   Refits refits;
   std::vector<std::vector<double>> samples;
   if (uncertainty > 0) {
-    samples = figure_samples(validation, scenarios, uncertainty, seed, jobs, limits, grouped, refused, refits);
+    samples = figure_samples(validation, scenarios, uncertainty, seed, jobs, limits, grouped, refused, refits, show_progress);
     for (std::size_t f = 0; f < figures.size(); ++f) {
       inputs[f].samples = samples[f];
       inputs[f].parameters = true;

@@ -117,6 +117,10 @@ struct SweepControl {
   // Called from the worker thread as each point (one replication) starts,
   // concurrently with other calls: for progress that counts running points.
   std::function<void(const PointSpec&)> on_start;
+  // Called from the worker thread as each sample of --uncertainty is made
+  // (its fitted constants re-fitted: the simulations it took), before its
+  // points run: progress while the re-fits run.
+  std::function<void(int sample, int simulations)> on_sample;
 };
 
 // The same sweep under control. Points not launched (cancelled, or after a

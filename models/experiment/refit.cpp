@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/experiment/experiment.h"
 #include "models/experiment/figure.h"
 #include "models/experiment/uncertainty.h"
 #include "sim/rng.h"
@@ -11,17 +12,24 @@ namespace vfssim::models {
 
 namespace {
 
-// The figure's predicted value with the constant at `x`.
+// The figure's predicted value with the constant at `x`; a point whose
+// simulation `points` holds (a figure point the constant does not move, a
+// value tried twice) is not run again.
 double evaluate(const Scenario& base, RangeSample& sample, const Range& c, const Expectation& e, double x,
-                std::uint64_t seed, const PointLimits& limits) {
+                std::uint64_t seed, const PointLimits& limits, SamplePoints& points) {
   sample[c.name] = c.time ? std::round(x) : x;
   const Scenario sc = sample_scenario(base, sample);
   const Expectation* fig = nullptr;
   for (const auto& f : sc.expect)
     if (f.id == e.id) fig = &f;
   std::vector<std::vector<PointResult>> runs;
-  for (const auto& ref : figure_reads(*fig))
-    runs.push_back({run_point(sc, PointSpec{ref.strategy, ref.cpus, 0, rep_seed(seed, 0), ref.variant}, limits)});
+  for (const auto& ref : figure_reads(*fig)) {
+    const PointSpec spec{ref.strategy, ref.cpus, 0, rep_seed(seed, 0), ref.variant};
+    const std::string fingerprint = point_fingerprint(sc, spec);
+    auto it = points.find(fingerprint);
+    if (it == points.end()) it = points.emplace(fingerprint, run_point(sc, spec, limits)).first;
+    runs.push_back({it->second});
+  }
   std::vector<const std::vector<PointResult>*> reads;
   for (const auto& r : runs) reads.push_back(&r);
   return figure_value(*fig, reads);
@@ -32,14 +40,14 @@ double evaluate(const Scenario& base, RangeSample& sample, const Range& c, const
 // sign change brackets the root. The figure is monotone in its constant in
 // every fit we know of; a flat or non-finite figure stops the search.
 FitResult refit_one(const Scenario& base, RangeSample& sample, const Range& c, const Expectation& e, std::uint64_t seed,
-                    const PointLimits& limits) {
+                    const PointLimits& limits, SamplePoints& points) {
   FitResult out{c.name, e.id, c.estimate, 0, e.reported, 0, false};
   const double lo = std::log(c.lo), hi = std::log(c.hi), target = std::log(e.reported);
   const double tol = std::log1p(std::min(kRefitTolerance, e.tolerance / 4));
   double best_err = INFINITY;
   auto h = [&](double u) {
     const double x = std::exp(std::clamp(u, lo, hi));
-    const double g = evaluate(base, sample, c, e, x, seed, limits);
+    const double g = evaluate(base, sample, c, e, x, seed, limits, points);
     ++out.evaluations;
     const double r = g > 0 && std::isfinite(g) ? std::log(g) - target : NAN;
     if (std::isfinite(r) && std::abs(r) < best_err) {
@@ -88,16 +96,28 @@ FitResult refit_one(const Scenario& base, RangeSample& sample, const Range& c, c
 }  // namespace
 
 Scenario refit_sample(const Scenario& base, RangeSample& sample, std::uint64_t seed, const PointLimits& limits,
-                      std::vector<FitResult>* fits) {
+                      std::vector<FitResult>* fits, SamplePoints* points) {
+  SamplePoints run;
   for (const auto& c : base.ranges) {
     if (c.fit.empty()) continue;
     const Expectation* e = nullptr;
     for (const auto& f : base.expect)
       if (f.id == c.fit) e = &f;
-    const FitResult r = refit_one(base, sample, c, *e, seed, limits);
+    const FitResult r = refit_one(base, sample, c, *e, seed, limits, run);
     if (fits) fits->push_back(r);
   }
-  return sample_scenario(base, sample);
+  Scenario sc = sample_scenario(base, sample);
+  if (points)
+    // The fitted figures' points as the sample has them: the simulations
+    // of the constants' other values are not the sample's.
+    for (const auto& e : sc.expect) {
+      if (!e.fitted) continue;
+      for (const auto& ref : figure_reads(e)) {
+        const PointSpec spec{ref.strategy, ref.cpus, 0, rep_seed(seed, 0), ref.variant};
+        if (auto it = run.find(point_fingerprint(sc, spec)); it != run.end()) points->insert(run.extract(it));
+      }
+    }
+  return sc;
 }
 
 SampledScenario sampled_scenario(const Scenario& scenario, int n, std::uint64_t seed, int i, const PointLimits& limits,
@@ -120,7 +140,7 @@ SampledScenario sampled_scenario(const Scenario& scenario, int n, std::uint64_t 
   bool fitted = false;
   if (refit)
     for (const auto& c : scenario.ranges) fitted = fitted || !c.fit.empty();
-  if (fitted) out.scenario = refit_sample(scenario, out.sample, seed, limits, &out.fits);
+  if (fitted) out.scenario = refit_sample(scenario, out.sample, seed, limits, &out.fits, &out.points);
   return out;
 }
 

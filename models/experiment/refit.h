@@ -13,10 +13,13 @@
 //
 // Only the fitted figure's points are run (replication 0's seed, as every
 // sample runs), and the search depends on the sample alone: the same
-// sample gives the same fit on any worker.
+// sample gives the same fit on any worker. The simulations of the value it
+// ends at are the sample's own: kept (SampledScenario::points), they are
+// not run again for the sample's curve or figures.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,6 +37,11 @@ struct FitResult {
   bool converged = false;
 };
 
+// Results of points of one sample, by point_fingerprint: the re-fits'
+// simulations, kept so that a point of the sampled scenario with the same
+// fingerprint (the same simulation, replication 0's seed) is not run again.
+using SamplePoints = std::map<std::string, PointResult>;
+
 // Relative error of a re-fit figure accepted as a match: well inside any
 // tolerance a figure gives (the search stops there).
 constexpr double kRefitTolerance = 0.01;
@@ -42,9 +50,11 @@ constexpr int kMaxRefitEvaluations = 16;
 
 // `sample` with each fitted constant of `base` re-fitted (one pass, in
 // the ranges' name order); the fitted values are written into `sample`.
-// Returns the sampled scenario (sample_scenario) with them.
+// Returns the sampled scenario (sample_scenario) with them. `points`: the
+// simulations of the returned scenario's points the searches ran (those
+// of values they did not keep are dropped).
 Scenario refit_sample(const Scenario& base, RangeSample& sample, std::uint64_t seed, const PointLimits& limits = {},
-                      std::vector<FitResult>* fits = nullptr);
+                      std::vector<FitResult>* fits = nullptr, SamplePoints* points = nullptr);
 
 // Sample `i` of the `n` an uncertainty sweep seeded `seed` draws: row i of
 // the Latin hypercube, or, where the loader refuses it (independent ranges
@@ -55,6 +65,7 @@ struct SampledScenario {
   RangeSample sample;        // the drawn values and the re-fitted ones
   int refused = 0;           // rows refused before this one
   std::vector<FitResult> fits;
+  SamplePoints points;       // the re-fits' simulations of `scenario`'s points
 };
 constexpr int kSpareHypercubes = 8;
 // `refit` false: the drawn values only (what the sensitivities read).

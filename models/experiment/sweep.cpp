@@ -229,40 +229,62 @@ std::vector<CurvePoint> run_sweep(const Scenario& scenario, const SweepSpec& spe
     for (int i = 0; i < n; ++i) todo.push_back(sample_base + c * n + i);
   }
 
-  // Each sample's scenario, its fitted constants re-fitted (refit.h), built
-  // in parallel: a re-fit runs the fitted figure's points. When every point
-  // was preloaded (--resume) only the drawn values are needed (the
-  // sensitivities read them), and no re-fit runs.
+  // Each sample's scenario, its fitted constants re-fitted (refit.h): job
+  // i of the first n makes sample i, and a point's job on sample i comes
+  // after it: the re-fits and the points of the samples made run side by
+  // side. When every point was preloaded (--resume) only the
+  // drawn values are needed (the sensitivities read them), and no re-fit
+  // runs.
   const bool runs_samples = std::any_of(todo.begin(), todo.end(), [&](std::size_t i) { return i >= sample_base; });
-  std::vector<RangeSample> samples(static_cast<std::size_t>(n));
-  std::vector<Scenario> sampled(static_cast<std::size_t>(n));
+  const std::size_t makes = static_cast<std::size_t>(n);
   const std::vector<RangeSample> drawn = n > 0 ? draw_samples(scenario, n, spec.seed) : std::vector<RangeSample>{};
-  sim::parallel_for(static_cast<std::size_t>(n), spec.jobs == 0 ? sim::default_jobs() : spec.jobs, [&](std::size_t i) {
-    // Ctrl-C (SIGINT, SIGTERM) while the samples are made: no more are made,
-    // and no point is launched below (the flag stays set).
-    if (control.limits.cancelled && control.limits.cancelled()) {
-      samples[i] = drawn[i];
-      return;
+  std::vector<RangeSample> samples = drawn;  // as made (spare draws, re-fits) once made
+  std::vector<SampledScenario> sampled(makes);
+  std::vector<int> sample_left(makes, 0);  // point jobs still to read sample i's re-fit simulations
+  std::vector<std::vector<std::size_t>> after(makes + todo.size());
+  for (std::size_t k = 0; k < todo.size(); ++k)
+    if (todo[k] >= sample_base) {
+      const std::size_t i = (todo[k] - sample_base) % makes;
+      after[makes + k].push_back(i);
+      ++sample_left[i];
     }
-    SampledScenario x = sampled_scenario(scenario, n, spec.seed, static_cast<int>(i), control.limits, runs_samples, &drawn);
-    samples[i] = std::move(x.sample);
-    sampled[i] = std::move(x.scenario);
-  });
 
-  std::mutex mutex;  // guards curve, left, done and the callbacks
+  std::mutex mutex;  // guards curve, left, done, the samples' simulations and the callbacks
   std::size_t done = 0;
   std::atomic<bool> out_of_budget{false};
   PointLimits limits = control.limits;
-  sim::parallel_for(
-      todo.size(), spec.jobs == 0 ? sim::default_jobs() : spec.jobs,
-      [&](std::size_t k) {
-        const std::size_t i = todo[k];
+  sim::parallel_for_after(
+      makes + todo.size(), spec.jobs == 0 ? sim::default_jobs() : spec.jobs, after,
+      [&](std::size_t job) {
+        if (job < makes) {
+          sampled[job] = sampled_scenario(scenario, n, spec.seed, static_cast<int>(job), control.limits, runs_samples, &drawn);
+          int simulations = 0;
+          for (const auto& f : sampled[job].fits) simulations += f.evaluations;
+          std::lock_guard<std::mutex> lk(mutex);
+          samples[job] = sampled[job].sample;
+          if (control.on_sample) control.on_sample(static_cast<int>(job), simulations);
+          return;
+        }
+        const std::size_t i = todo[job - makes];
         const bool is_sample = i >= sample_base;
         const std::size_t c = is_sample ? (i - sample_base) / n : i / reps;
         const int sample = is_sample ? static_cast<int>((i - sample_base) % n) : -1;
         const PointSpec& ps = is_sample ? plan.points[c * reps] : plan.points[i];
         if (control.on_start) control.on_start(ps);
-        PointResult res = run_point(is_sample ? sampled[sample] : scenario, ps, limits);
+        PointResult res;
+        if (is_sample) {
+          // A simulation the sample's re-fits ran is not run again.
+          const Scenario& sc = sampled[sample].scenario;
+          const std::string fingerprint = sampled[sample].points.empty() ? std::string() : point_fingerprint(sc, ps);
+          std::unique_lock<std::mutex> lk(mutex);
+          const auto it = sampled[sample].points.find(fingerprint);
+          const bool ran = it != sampled[sample].points.end();
+          if (ran) res = it->second, res.spec = ps;
+          lk.unlock();
+          if (!ran) res = run_point(sc, ps, limits);
+        } else {
+          res = run_point(scenario, ps, limits);
+        }
         const bool ok = finished(res);
         // A point that ran out of its budget is a sign for the rest: stop
         // launching (points already running finish or hit their own).
@@ -271,6 +293,7 @@ std::vector<CurvePoint> run_sweep(const Scenario& scenario, const SweepSpec& spe
         CurvePoint& cp = curve[c];
         if (is_sample) {
           if (ok) cp.sample_rates[sample] = res.ops_per_sec;
+          if (--sample_left[sample] == 0) sampled[sample].points.clear();
           if (progress) progress(++done, todo.size(), res);
         } else {
           cp.reps[i % reps] = std::move(res);

@@ -2,9 +2,12 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
+#include "sim/parallel.h"
 #include "sim/rng.h"
 #include "sim/simulation.h"
 
@@ -179,4 +182,47 @@ TEST_CASE("two simulations interleaved in one thread keep separate clocks") {
   s2.run({});
   CHECK(s1.now() == Time{nanoseconds(100)});
   CHECK(s2.now() == Time{nanoseconds(7)});
+}
+
+TEST_CASE("parallel_for_after starts a job only after the jobs it comes after, lowest first") {
+  // Job i reads the values of the jobs it comes after: the results are the
+  // same on 1 worker and on 4, and every job ran once.
+  constexpr std::size_t n = 200;
+  std::vector<std::vector<std::size_t>> after(n);
+  for (std::size_t i = 1; i < n; ++i) {
+    after[i].push_back(i / 2);
+    if (i % 3 == 0) after[i].push_back(i - 1);
+  }
+  auto run = [&](unsigned workers) {
+    std::vector<std::uint64_t> value(n, 0);
+    std::vector<std::atomic<int>> done(n);
+    parallel_for_after(n, workers, after, [&](std::size_t i) {
+      std::uint64_t v = i + 1;
+      for (std::size_t j : after[i]) {
+        CHECK(done[j].load() == 1);
+        v = v * 31 + value[j];
+      }
+      value[i] = v;
+      ++done[i];
+    });
+    for (const auto& d : done) CHECK(d.load() == 1);
+    return value;
+  };
+  const auto one = run(1);
+  CHECK(run(4) == one);
+  CHECK(one[3] == (4 * 31 + one[1]) * 31 + one[2]);
+  // One worker takes the lowest-numbered job that may start.
+  std::vector<std::size_t> order;
+  parallel_for_after(4, 1, {{}, {}, {0}, {}}, [&](std::size_t i) { order.push_back(i); });
+  CHECK(order == std::vector<std::size_t>{0, 1, 2, 3});
+  // A job after a later one is refused; an error stops the rest.
+  CHECK_THROWS_AS(parallel_for_after(2, 1, {{1}, {}}, [](std::size_t) {}), std::invalid_argument);
+  std::atomic<int> ran{0};
+  CHECK_THROWS_AS(parallel_for_after(3, 1, {{}, {0}, {1}},
+                                     [&](std::size_t i) {
+                                       ++ran;
+                                       if (i == 1) throw std::runtime_error("job 1");
+                                     }),
+                  std::runtime_error);
+  CHECK(ran.load() == 2);
 }

@@ -336,6 +336,22 @@ TEST_CASE("a fit its search range cannot reach keeps the closest bound and says 
   CHECK(fits[0].evaluations <= 3);
 }
 
+TEST_CASE("a sample keeps its re-fit's simulation of its own point: the same as running it") {
+  const Scenario base = load_scenario_string(kFitted, "f.yaml");
+  const SampledScenario s = sampled_scenario(base, 4, 3, 2);
+  REQUIRE(s.fits.size() == 1);
+  CHECK(s.fits[0].evaluations >= 1);
+  const PointSpec spec{"base", 1, 0, rep_seed(3, 0)};
+  // Only the value the search kept: the other values' simulations are dropped.
+  REQUIRE(s.points.size() == 1);
+  const auto it = s.points.find(point_fingerprint(s.scenario, spec));
+  REQUIRE(it != s.points.end());
+  const PointResult again = run_point(s.scenario, spec);
+  CHECK(it->second.ops_per_sec == again.ops_per_sec);
+  CHECK(it->second.events == again.events);
+  CHECK(it->second.ops_per_sec == doctest::Approx(s.fits[0].predicted));
+}
+
 TEST_CASE("sampled_scenario re-fits, and the plain scenario keeps the written value") {
   const Scenario base = load_scenario_string(kFitted, "f.yaml");
   CHECK(base.params.at("rest").time == Duration{300000});
