@@ -249,3 +249,16 @@ def test_library_lists_versions_prints_an_op_and_diffs_two_versions(lib):
     assert [c["commit"] for c in json.loads(r.stdout)["changes"]] == ["123456789abcdef", "23456789abcd"]
     r = vfssim("library", "diff", "t2", "t1", "sys_stat", "--dir", lib)
     assert r.returncode == 2 and "does not inherit from t2" in r.stderr
+
+
+def test_the_readme_design_review_runs_as_written(tmp_path):
+    """README's "A design review from nothing": its shell block, run as written (build/vfssim
+    pointed at this build), writes a scenario, appends the 10-line patch, and compares."""
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("### A design review from nothing"):]
+    block = section[section.index("```sh\n") + len("```sh\n"):section.index("\n```\n")]
+    script = block.replace("build/vfssim", str(VFSSIM))
+    r = subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "base: v6.6    new: per-cpu-fd-lock" in r.stdout and "P(new > base) @ 48 CPUs" in r.stdout
+    assert "bottleneck: file_lock" in r.stdout  # close still takes it: the review's finding
