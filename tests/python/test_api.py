@@ -236,6 +236,7 @@ def test_inline_machine_edit():
     assert isinstance(sc.machine, dict) and m["levels"][0]["name"] == "socket"
     m["machine"] = "cascadelake-4s"
     m["levels"][0]["count"] = 4
+    assert sc.get("use.family") == "x86"  # the library's values stay the preset's family's
     sc.validate()
     assert sc.machine_info()["machine_cpus"] == 192
     assert sc.run_point("kernfs-v4", 192).ops_per_sec > 0

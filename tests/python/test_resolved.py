@@ -43,7 +43,10 @@ def test_resolved_scenario_loads_back_to_the_same_results_in_every_variant():
 def test_python_takes_extends_from_the_loader():
     sc = vfssim.Scenario.load(POWER5)
     resolved = sc.strategy("vfs-scale-remount-bug", resolved=True)
-    assert resolved == yaml.safe_load(sc.native.resolved_text)["strategies"]["vfs-scale-remount-bug"]
+    # read as the loader reads it: YAML 1.2 booleans only (PyYAML's safe_load makes `on:` True)
+    from vfssim.scenario import _Yaml12Loader
+    assert resolved == yaml.load(sc.native.resolved_text, Loader=_Yaml12Loader)["strategies"]["vfs-scale-remount-bug"]
+    assert resolved["lines"]["open1_file.d_count"] == {"on": "open1_file.d_lock"}
     # inherited from vfs-scale, which has it from the library's v2.6.39
     assert resolved["locks"]["vfsmount_lock"] == {"kind": "brlock", "scope": "global"}
     assert resolved["locks"]["eventfd_lock"] == {"kind": "tas", "scope": "task"}

@@ -281,7 +281,8 @@ class Scenario:
     def inline_machine(self):
         """Replaces a machine preset name by the preset's contents (a dict, same form as
         scenarios/machines/*.yaml) and returns that dict to edit; returns the inline
-        machine dict as is when there already is one."""
+        machine dict as is when there already is one. A scenario on the code-path library
+        keeps the preset's family of values: `use:` names it (an inline machine has none)."""
         m = self._data.get("machine")
         if isinstance(m, dict):
             return m
@@ -292,7 +293,26 @@ class Scenario:
                              "source tree's scenarios/machines)")
         data = _safe_load(pathlib.Path(path).read_text(), path)
         self._data["machine"] = data
+        self._name_library_family(str(m))
         return data
+
+    def _name_library_family(self, preset):
+        """A scenario on the code-path library takes its values from the preset's family; once the
+        machine is inline (no preset), `use:` names that family (use: {kernel: V, family: F})."""
+        use = self._data.get("use")
+        if use is None or (isinstance(use, dict) and "family" in use):
+            return
+        families = pathlib.Path(_vfssim.scenarios_dir()) / "kernel" / "families.yaml"
+        if not families.exists():
+            return
+        table = (_safe_load(families.read_text(), str(families)) or {}).get("families") or {}
+        family = next((f for f, e in table.items() if preset in ((e or {}).get("machines") or [])), None)
+        if family is None:
+            return
+        if isinstance(use, str):  # kernel/VERSION
+            self._data["use"] = {"kernel": use.split("/", 1)[-1], "family": family}
+        else:
+            use["family"] = family
 
     def machine_info(self, variant="default"):
         """The resolved machine and workload of a variant: machine name, machine_cpus, the
