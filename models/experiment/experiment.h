@@ -95,6 +95,9 @@ std::vector<CurvePoint> run_sweep(const Scenario& scenario, const SweepSpec& spe
 struct SweepPlan {
   std::vector<CurvePoint> curve;
   std::vector<PointSpec> points;
+  // Per point: the CPU time it simulates (CPUs x (warm-up + duration)),
+  // what its wall time grows with; run_sweep starts the longest first.
+  std::vector<double> cost;
   int reps = 1;
 };
 SweepPlan plan_sweep(const Scenario& scenario, const SweepSpec& spec);

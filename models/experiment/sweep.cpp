@@ -198,6 +198,7 @@ SweepPlan plan_sweep(const Scenario& scenario, const SweepSpec& spec) {
         plan.curve.push_back(std::move(cp));
         for (int r = 0; r < plan.reps; ++r) {
           plan.points.push_back(PointSpec{s, c, r, rep_seed(spec.seed, r), vn});
+          plan.cost.push_back(cpu_ps);
           apply_what_ifs(scenario, spec.what_ifs, plan.points.back());
         }
       }
@@ -228,6 +229,15 @@ std::vector<CurvePoint> run_sweep(const Scenario& scenario, const SweepSpec& spe
     curve[c].sample_rates.assign(n, std::nan(""));  // a preloaded point has its stored samples (older rows: its stored band)
     for (int i = 0; i < n; ++i) todo.push_back(sample_base + c * n + i);
   }
+  // Longest first: taken in plan order, the biggest CPU counts come last
+  // and one worker runs the last of them while the others idle. Each job
+  // writes its own slot, so the order changes nothing in the results.
+  std::stable_sort(todo.begin(), todo.end(), [&](std::size_t a, std::size_t b) {
+    const auto cost = [&](std::size_t i) {
+      return plan.cost[i >= sample_base ? (i - sample_base) / n * reps : i];
+    };
+    return cost(a) > cost(b);
+  });
 
   // Each sample's scenario, its fitted constants re-fitted (refit.h): job
   // i of the first n makes sample i, and a point's job on sample i comes

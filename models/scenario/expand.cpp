@@ -193,7 +193,7 @@ void Expander::merge_params(const YAML::Node& from) {
 // The benchmark's workload (its defaults, the mode, the test's) under the
 // scenario's own keys.
 void Expander::merge_workload(const BenchmarkTest& b, const YAML::Node&) {
-  YAML::Node w(YAML::NodeType::Map);
+  YAML::Node w = r_.new_node(YAML::NodeType::Map);
   const YAML::Node own = has(root_, "workload") ? root_["workload"] : absent();
   if (own) r_.expect_map(own, "workload");
   std::map<std::string, NodeRef> keys, values;
@@ -211,7 +211,7 @@ void Expander::merge_workload(const BenchmarkTest& b, const YAML::Node&) {
   take(b.root["workload"]);
   take(b.mode_node);
   take(b.node["workload"]);
-  YAML::Node loop(YAML::NodeType::Map);
+  YAML::Node loop = r_.new_node(YAML::NodeType::Map);
   for (const char* k : {"loop", "roles"})
     if (b.node[k]) loop.force_insert(YAML::Node(k), b.node[k]);
   take(loop);
@@ -271,7 +271,7 @@ void Expander::instantiate(const Context& c, const std::string& name, const YAML
   r_.only_keys(cls, cw, {"description", "dentry", "locks", "lines", "seqcounts"});
   r_.require(inst, "scope", what);
   const auto scoped = [&](const YAML::Node& member, const YAML::Node& at) {
-    YAML::Node d(YAML::NodeType::Map);
+    YAML::Node d = r_.new_node(YAML::NodeType::Map);
     if (member && member.IsMap()) {
       for (const auto& kv : member) {
         const std::string k = kv.first.Scalar();
@@ -387,7 +387,7 @@ YAML::Node Expander::subst(Context& c, const std::string& strategy, const YAML::
     return n;
   }
   if (n.IsSequence()) {
-    YAML::Node seq(YAML::NodeType::Sequence);
+    YAML::Node seq = r_.new_node(YAML::NodeType::Sequence);
     bool changed = false;
     for (const auto& e : n) {
       const YAML::Node x = subst(c, strategy, e, b, out, depth + 1);
@@ -405,7 +405,7 @@ YAML::Node Expander::subst(Context& c, const std::string& strategy, const YAML::
     if (it == b.end() || !it->second.IsScalar())
       r_.fail(n["call"], "the step calls '" + n["call"].Scalar() + "', which no call on the way binds to an op",
               "with: {" + n["call"].Scalar().substr(1) + ": OP} in a caller");
-    YAML::Node m(YAML::NodeType::Map);
+    YAML::Node m = r_.new_node(YAML::NodeType::Map);
     for (const auto& kv : n) m.force_insert(kv.first, kv.first.Scalar() == "call" ? it->second : kv.second);
     r_.add_made(m, r_.mark(n));
     return subst(c, strategy, m, b, out, depth + 1);
@@ -430,7 +430,7 @@ YAML::Node Expander::subst(Context& c, const std::string& strategy, const YAML::
       }
     }
     const std::string name = specialize(c, strategy, n["call"].Scalar(), inner, n, out).Scalar();
-    YAML::Node m(YAML::NodeType::Map);
+    YAML::Node m = r_.new_node(YAML::NodeType::Map);
     for (const auto& kv : n) {
       const std::string k = kv.first.Scalar();
       if (k == "with") continue;
@@ -445,7 +445,7 @@ YAML::Node Expander::subst(Context& c, const std::string& strategy, const YAML::
     r_.add_made(m, r_.mark(n));
     return m;
   }
-  YAML::Node m(YAML::NodeType::Map);
+  YAML::Node m = r_.new_node(YAML::NodeType::Map);
   bool changed = false;
   for (const auto& kv : n) {
     const YAML::Node x = subst(c, strategy, kv.second, b, out, depth + 1);
@@ -504,7 +504,7 @@ YAML::Node Expander::specialize(Context& c, const std::string& strategy, const s
   const YAML::Node value = it->second.value;
   NodeRef done;
   if (value.IsMap()) {
-    YAML::Node m(YAML::NodeType::Map);
+    YAML::Node m = r_.new_node(YAML::NodeType::Map);
     for (const auto& kv : value) {
       const std::string k = kv.first.Scalar();
       if (k == "defaults") continue;  // bound now
@@ -516,7 +516,7 @@ YAML::Node Expander::specialize(Context& c, const std::string& strategy, const s
   } else {
     const YAML::Node steps = subst(c, strategy, value, mine, out, 0);
     if (name != op) {
-      YAML::Node m(YAML::NodeType::Map);
+      YAML::Node m = r_.new_node(YAML::NodeType::Map);
       m["fn"] = op;
       m["steps"] = steps;
       r_.add_made(m, r_.mark(value));
@@ -576,7 +576,7 @@ void Expander::expand_strategy(const std::string& name, std::set<std::string>& d
         }
     }
     if (!has(s, "kernel") && c.version->kernel) {
-      YAML::Node k(YAML::NodeType::Map);
+      YAML::Node k = r_.new_node(YAML::NodeType::Map);
       k["hz"] = c.version->kernel;
       s["kernel"] = k;
     }
@@ -640,7 +640,7 @@ void Expander::expand_strategy(const std::string& name, std::set<std::string>& d
       std::set<std::string> visiting;
       if (uses(c, name, kv.first.Scalar(), visiting).empty()) specialize(c, name, kv.first.Scalar(), {}, absent(), out);
     }
-  YAML::Node ops(YAML::NodeType::Map);
+  YAML::Node ops = r_.new_node(YAML::NodeType::Map);
   for (const auto& [n, v] : out) {
     if (!v) continue;
     auto src = c.ops.find(n);

@@ -395,7 +395,7 @@ std::string describe(const YAML::Node& pattern) {
 
 // A copy of `map` with `key` set to `value` (keys and other values shared).
 YAML::Node map_with(Reader& r, const YAML::Node& map, const std::string& key, const YAML::Node& value) {
-  YAML::Node m(YAML::NodeType::Map);
+  YAML::Node m = r.new_node(YAML::NodeType::Map);
   bool set = false;
   for (const auto& kv : map) {
     if (kv.first.Scalar() == key) {
@@ -416,7 +416,7 @@ YAML::Node patch_op(Reader& r, const YAML::Node& op_value, const YAML::Node& edi
                     const std::string& op_at) {
   if (!op_value.IsMap()) return patch_steps(r, op_value, edits, op, op_at);
   const YAML::Node patched = patch_steps(r, r.require(op_value, "steps", "op '" + op + "'"), edits, op, op_at);
-  YAML::Node m(YAML::NodeType::Map);  // {steps, fn, description}: the other keys kept
+  YAML::Node m = r.new_node(YAML::NodeType::Map);  // {steps, fn, description}: the other keys kept
   for (const auto& f : op_value) m.force_insert(f.first, f.first.Scalar() == "steps" ? patched : f.second);
   r.add_made(m, r.mark(op_value));
   return m;
@@ -455,7 +455,7 @@ YAML::Node patch_steps(Reader& r, const YAML::Node& steps, const YAML::Node& edi
       for (const char* k : {"with", "insert", "set"}) refuse(k);
       const YAML::Node add = edit[kind];
       if (!add.IsSequence()) r.fail(add, "'" + kind + "' of " + what + " is not a list of steps", "[steps]");
-      YAML::Node out(YAML::NodeType::Sequence);
+      YAML::Node out = r.new_node(YAML::NodeType::Sequence);
       if (kind == "prepend")
         for (const auto& s : add) out.push_back(s);
       for (const auto& s : current) out.push_back(s);
@@ -505,7 +505,7 @@ YAML::Node patch_steps(Reader& r, const YAML::Node& steps, const YAML::Node& edi
     const Match& m = found.front();
     // The innermost list, edited.
     const auto [list, index] = m.lists.back();
-    YAML::Node edited(YAML::NodeType::Sequence);
+    YAML::Node edited = r.new_node(YAML::NodeType::Sequence);
     const YAML::Node target = list[index];
     for (std::size_t i = 0; i < list.size(); ++i) {
       if (i != index) {
@@ -530,7 +530,7 @@ YAML::Node patch_steps(Reader& r, const YAML::Node& steps, const YAML::Node& edi
         NodeRef step = target;
         for (const auto& kv : set) {
           if (kv.second.IsNull()) {
-            YAML::Node m2(YAML::NodeType::Map);
+            YAML::Node m2 = r.new_node(YAML::NodeType::Map);
             for (const auto& f : step)
               if (f.first.Scalar() != kv.first.Scalar()) m2.force_insert(f.first, f.second);
             r.add_made(m2, r.mark(target));
@@ -551,7 +551,7 @@ YAML::Node patch_steps(Reader& r, const YAML::Node& steps, const YAML::Node& edi
       const std::string& key = m.keys[level];
       const YAML::Node value = m.subkeys[level].empty() ? inner : map_with(r, holder[key], m.subkeys[level], inner);
       const YAML::Node copy = map_with(r, holder, key, value);
-      YAML::Node up(YAML::NodeType::Sequence);
+      YAML::Node up = r.new_node(YAML::NodeType::Sequence);
       for (std::size_t i = 0; i < outer.size(); ++i) up.push_back(i == at ? copy : outer[i]);
       r.add_made(up, r.mark(outer));
       inner = up;

@@ -74,6 +74,21 @@ class Reader {
   // Every node of `root`, a document read from the file `path` (a library
   // version, a benchmark), is placed in that file by mark().
   void add_file(const YAML::Node& root, const std::string& path);
+  // A new empty mapping or sequence for the loader to fill (a patched op, a
+  // specialized step). yaml-cpp keeps the nodes of a document in one pool
+  // (detail::memory), and putting a node under a node of another pool copies
+  // the child's whole pool into the parent's (memory_holder::merge). A bare
+  // YAML::Node(Map) has a pool of its own, so its first child from the
+  // library's document copied the document: once per made node, quadratic in
+  // the library (3-6 s to load a seed). A node from here joins made_pool_
+  // first, the cheap way round (the pool takes its one node); a document's
+  // pool then moves into made_pool_ once, at its first node put under a made
+  // one, and every later merge finds the pools equal.
+  YAML::Node new_node(YAML::NodeType::value type) {
+    YAML::Node n(type);
+    made_pool_.push_back(n);
+    return n;
+  }
   // `made` stands for a node at `at` (a patched list, a specialized step):
   // mark() places it there.
   void add_made(const YAML::Node& made, const SourceMark& at) {
@@ -405,6 +420,7 @@ class Reader {
     int column = 1;
     SourceMark fixed;  // add_made: the position itself
   };
+  YAML::Node made_pool_{YAML::NodeType::Sequence};  // new_node
   std::vector<Origin> file_origins_;  // add_file, add_made
   NodeIndex origin_index_;            // node -> file_origins_
   NodeIndex range_names_;             // node -> range_name_list_
