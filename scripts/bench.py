@@ -11,13 +11,20 @@ hand (bench/handwritten_mcs.cpp), measured in the same run in alternating
 pairs: the ratio of simulated acquisitions per wall second, engine over
 hand-written (goal >= 1.0), with the two loops' simulated throughputs
 (goal: within 1%), and the events per wall second of every kind at 8 and
-1024 CPUs (the wall time per event, 1024 over 8, goal <= 2).
+1024 CPUs (the wall time per event, 1024 over 8, goal <= 2). Last, a
+parallel sweep: `vfssim run` of 5 lock kinds x 12 CPU counts on every core
+against one worker (goal: <= 0.65 of the single worker's wall time on two
+cores), best of three pairs.
 
 usage: scripts/bench.py [VFSSIM_BINARY]
 """
 import json
+import os
+import pathlib
 import subprocess
 import sys
+import tempfile
+import time
 
 binary = sys.argv[1] if len(sys.argv) > 1 else "build/vfssim"
 doc = json.loads(subprocess.run([binary, "bench", "--json"], check=True, capture_output=True, text=True).stdout)
@@ -61,3 +68,36 @@ if hw:
     print(f"  pairs' ratios: {', '.join(f'{r:.3f}' for r in hw['pair_ratios'])}; "
           f"in thread CPU time {hw['cpu_ratio_to_handwritten']:.3f}")
     print(f"ratio to the hand-written loop: {doc['ratio_to_handwritten']:.3f} (goal >= 1.0)")
+
+# A flat 64-CPU machine, 5 lock kinds in a think-lock-hold loop, 12 CPU counts.
+KINDS = ["tas", "ticket", "mcs", "mutex", "rwsem"]
+SWEEP = """scenario: bench-parallel-sweep
+description: a global lock in a loop, for the parallel sweep's speed
+machine:
+  machine: flat-64
+  levels: [{name: package, count: 1, transfer: 40ns}, {name: cpu, count: 64}]
+  interconnect: {base: 80ns, hop: 0ns}
+  local_hit: 1ns
+  local_atomic: 7ns
+  invalidate_per_sharer: 1ns
+workload: {tasks: process, placement: compact, loop: [step], warmup: 20us, duration: 110ms,
+           cpus: [1, 2, 4, 6, 8, 12, 16, 24, 32, 40, 48, 64]}
+params: {think: 300ns}
+strategies:
+""" + "".join(f"""  {k}:
+    description: one {k} lock
+    locks: {{l: {{kind: {k}, scope: global{', spin: true' if k == 'rwsem' else ''}}}}}
+    ops: {{step: [{{compute: {{exp: $think}}}}, {{lock: l, hold: 40ns}}]}}
+""" for k in KINDS)
+with tempfile.TemporaryDirectory() as tmp:
+    path = pathlib.Path(tmp) / "sweep.yaml"
+    path.write_text(SWEEP)
+    def wall(jobs):
+        t0 = time.perf_counter()
+        subprocess.run([binary, "run", str(path), "--db", "", "--jobs", str(jobs), "-q"], check=True, capture_output=True)
+        return time.perf_counter() - t0
+    pairs = [(wall(1), wall(0)) for _ in range(3)]
+single, parallel = min(pairs, key=lambda p: p[1] / p[0])
+print()
+print(f"parallel sweep, {len(KINDS)} lock kinds x 12 CPU counts on {len(os.sched_getaffinity(0))} cores: "
+      f"one worker {single:.2f} s, all cores {parallel:.2f} s ({parallel / single:.2f}x, goal <= 0.65 on two cores)")
