@@ -310,8 +310,12 @@ Scenario load_from(const std::string& text, const std::string& file, const std::
   sc.ranges = r.ranges();
   std::sort(sc.ranges.begin(), sc.ranges.end(), [](const Range& a, const Range& b) { return a.name < b.name; });
   check_fits(sc);
-  sc.resolved_text = resolved_document(r, root, sc, file, machine_dirs);
-  sc.resolved_hash = hex64(sim::stable_hash(sc.resolved_text));
+  // A sample is read from its base's resolved text with drawn values, which
+  // the text does not hold: sample_scenario gives it the base's.
+  if (!sample) {
+    sc.resolved_text = resolved_document(r, root, sc, file, machine_dirs);
+    sc.resolved_hash = hex64(sim::stable_hash(sc.resolved_text));
+  }
   return sc;
 }
 
@@ -344,6 +348,8 @@ Scenario sample_scenario(const Scenario& base, const RangeSample& sample) {
   // The scenario it is a sample of, as stored and matched by --resume.
   sc.text = base.text;
   sc.hash = base.hash;
+  sc.resolved_text = base.resolved_text;
+  sc.resolved_hash = base.resolved_hash;
   return sc;
 }
 
