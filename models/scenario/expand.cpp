@@ -599,6 +599,20 @@ void Expander::expand_strategy(const std::string& name, std::set<std::string>& d
           r_.expect_map(objs, "objects of benchmark " + t.benchmark);
           for (const auto& kv : objs) c.objects[kv.first.Scalar()] = kv.second, c.object_keys[kv.first.Scalar()] = kv.first;
         }
+        // A pool the benchmark's ops allocate from (vm-scalability's
+        // free_pages: the library's reclaim path leaves it to the caller),
+        // under the strategy's and the version's own.
+        if (const YAML::Node pools = from["pools"]) {
+          r_.expect_map(pools, "pools of benchmark " + t.benchmark);
+          if (!has(s, "pools")) s["pools"] = YAML::Node(YAML::NodeType::Map);
+          YAML::Node sec = s["pools"];
+          r_.expect_map(sec, "pools of strategy '" + name + "'");
+          for (const auto& kv : pools)
+            if (!has(sec, r_.name(kv.first, "pool name"))) {
+              std::map<std::string, NodeRef> none;
+              sec.force_insert(kv.first, subst(c, name, kv.second, {}, none, 0));
+            }
+        }
         if (const YAML::Node ops = from["ops"]) {
           r_.expect_map(ops, "ops of benchmark " + t.benchmark);
           for (const auto& kv : ops)

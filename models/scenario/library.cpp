@@ -305,7 +305,7 @@ BenchmarkTest Library::benchmark(const std::string& spec, const YAML::Node& at) 
   }
   b.root = load(b.file);
   const std::string what = "benchmark " + b.benchmark;
-  r_.only_keys(b.root, what, {"benchmark", "description", "source", "modes", "workload", "params", "objects", "ops", "tests"});
+  r_.only_keys(b.root, what, {"benchmark", "description", "source", "modes", "workload", "params", "objects", "pools", "ops", "tests"});
   const YAML::Node tests = r_.require(b.root, "tests", what);
   r_.expect_map(tests, "tests of " + what);
   const YAML::Node modes = b.root["modes"];

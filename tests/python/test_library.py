@@ -262,3 +262,46 @@ def test_the_readme_design_review_runs_as_written(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "base: v6.6    new: per-cpu-fd-lock" in r.stdout and "P(new > base) @ 48 CPUs" in r.stdout
     assert "bottleneck: file_lock" in r.stdout  # close still takes it: the review's finding
+
+
+# -- every op of the real library, alone at one CPU (scripts/library_ops.py) -----------------
+
+def _library_ops():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("library_ops", ROOT / "scripts" / "library_ops.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_each_library_op_costs_the_sum_of_its_steps_at_one_cpu_and_matches_its_golden():
+    """Every op of every kernel version that a benchmark test reaches (or that runs alone, taking no
+    bindings), run alone at one CPU on skylake-sp-2s: its cost is the sum of its top-level steps' costs,
+    each step run alone, to 1 ps a step where every iteration takes the same time (within 1% over 50 ms
+    where it draws random durations; not for an op that allocates from a pool, whose allocation costs
+    what the refill since the last left it); no op fails, hangs or never ends an iteration; and the table of
+    costs is byte-identical to tests/golden/library/ops-skylake-sp-2s.json (a changed library cost or
+    step model shows there, op by op: scripts/library_ops.py --update, and the commit says why)."""
+    mod = _library_ops()
+    path = mod.golden_path("skylake-sp-2s")
+    golden = json.loads(path.read_text())
+    fresh = mod.table(str(VFSSIM), "skylake-sp-2s", os.cpu_count() or 1, mod.tests_in(golden))
+    checked = pools = 0
+    for version, d in fresh["versions"].items():
+        ops = d["ops"]
+        assert len(ops) >= 60, (version, len(ops))
+        for op, r in ops.items():
+            assert "error" not in r, (version, op, r)
+            whole, steps = r["ns"], r["steps_ns"]
+            assert whole > 0 or not steps or sum(steps) == 0, (version, op, r)
+            if r.get("pool"):
+                pools += 1  # an allocation costs what the pool's refill left it: not additive
+            elif r["exact"]:
+                assert abs(sum(steps) - whole) <= 0.001 * len(steps) + 1e-9, (version, op, whole, steps)
+            else:
+                assert abs(sum(steps) - whole) <= 0.01 * whole, (version, op, whole, steps)
+            checked += 1
+    assert checked >= 1000 and pools <= 20, (checked, pools)
+    assert json.dumps(fresh, indent=1, sort_keys=True) + "\n" == path.read_text(), \
+        "the library's single-CPU op costs changed: scripts/library_ops.py --update, and say why in the commit"
