@@ -196,35 +196,28 @@ def table(vfssim, machine, jobs, tests_of=None):
     with tempfile.TemporaryDirectory() as tmp, concurrent.futures.ThreadPoolExecutor(jobs) as pool:
         docs = dict(zip(pairs, pool.map(lambda vbt: resolved(vfssim, machine, *vbt, tmp, loader), pairs)))
         # Each version's library ops (not the benchmark's loop ops) in test order, the first test that reaches each.
-        plan, probes = {}, {}
+        plan, probes = {v: {} for v in versions}, {}
+
+        def take(v, doc, test):
+            for sname in doc["strategies"]:
+                for op in doc["strategies"][sname].get("ops", {}):
+                    if op in plan[v] or base_name(op) not in version_ops[v]:
+                        continue
+                    sc = probe(doc, sname, op)
+                    key = json.dumps(sc, sort_keys=True)
+                    probes.setdefault(key, sc)
+                    plan[v][op] = (test, key)
+
         for v in versions:
-            plan[v] = {}
             for b, t in tests:
-                doc = docs.get((v, b, t))
-                if doc is None:
-                    continue
-                for sname in doc["strategies"]:
-                    for op in doc["strategies"][sname].get("ops", {}):
-                        if op in plan[v] or base_name(op) not in version_ops[v]:
-                            continue
-                        sc = probe(doc, sname, op)
-                        key = json.dumps(sc, sort_keys=True)
-                        probes.setdefault(key, sc)
-                        plan[v][op] = (f"{b}/{t}", key)
+                if docs.get((v, b, t)) is not None:
+                    take(v, docs[(v, b, t)], f"{b}/{t}")
         # The ops no test reaches, each in a loop of its own (those that take no bindings).
         alone = [(v, op) for v in versions for op in version_ops[v]
                  if op not in {base_name(o) for o in plan[v]} and (tests_of is None or f"alone/{op}" in tests_of.get(v, ()))]
         for (v, op), doc in zip(alone, pool.map(lambda vo: resolved_alone(vfssim, machine, *vo, tmp, loader), alone)):
-            if doc is None:
-                continue
-            for sname in doc["strategies"]:
-                for o in doc["strategies"][sname].get("ops", {}):
-                    if o in plan[v] or base_name(o) not in version_ops[v]:
-                        continue
-                    sc = probe(doc, sname, o)
-                    key = json.dumps(sc, sort_keys=True)
-                    probes.setdefault(key, sc)
-                    plan[v][o] = (f"alone/{op}", key)
+            if doc is not None:
+                take(v, doc, f"alone/{op}")
         keys = sorted(probes)
         results = dict(zip(keys, pool.map(lambda k: measure(vfssim, probes[k], tmp), keys)))
     out = {"machine": machine, "versions": {}}
