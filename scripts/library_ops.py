@@ -33,6 +33,7 @@ import hashlib
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 import tempfile
@@ -65,17 +66,17 @@ def benchmark_tests(vfssim):
 
 
 def resolved(vfssim, machine, version, bench, test, tmp, loader):
-    """The resolved scenario of a benchmark test on a version, or None when the version lacks what it calls."""
+    """(the resolved scenario of a benchmark test on a version, None) or (None, why it does not load)."""
     import yaml
 
     path = pathlib.Path(tmp) / f"{version}-{bench}-{test}.yaml"
     made = run([vfssim, "new", bench, test, "--kernel", version, "--machine", machine, "--out", str(path)])
-    if made.returncode:
-        return None
-    out = run([vfssim, "library", "resolve", str(path)])
+    out = made if made.returncode else run([vfssim, "library", "resolve", str(path)])
     if out.returncode:
-        return None
-    return yaml.load(out.stdout, Loader=loader)
+        # The first line, the file named from the scenarios folder: the same bytes in any clone.
+        why = out.stderr.strip().splitlines()[0] if out.stderr.strip() else "failed"
+        return None, re.sub(r"\S*/(scenarios/)", r"\1", why.replace(str(path), f"{bench}/{test}"))
+    return yaml.load(out.stdout, Loader=loader), None
 
 
 def resolved_alone(vfssim, machine, version, op, tmp, loader):
@@ -210,8 +211,8 @@ def table(vfssim, machine, jobs, tests_of=None):
 
         for v in versions:
             for b, t in tests:
-                if docs.get((v, b, t)) is not None:
-                    take(v, docs[(v, b, t)], f"{b}/{t}")
+                if docs.get((v, b, t), (None,))[0] is not None:
+                    take(v, docs[(v, b, t)][0], f"{b}/{t}")
         # The ops no test reaches, each in a loop of its own (those that take no bindings).
         alone = [(v, op) for v in versions for op in version_ops[v]
                  if op not in {base_name(o) for o in plan[v]} and (tests_of is None or f"alone/{op}" in tests_of.get(v, ()))]
@@ -236,13 +237,16 @@ def table(vfssim, machine, jobs, tests_of=None):
                 # An allocation from a pool costs what the time since the last one refilled: not additive.
                 ops[op]["pool"] = True
         reached = {base_name(o) for o in plan[v]}
-        out["versions"][v] = {"ops": ops, "not_reached": sorted(o for o in version_ops[v] if o not in reached)}
+        out["versions"][v] = {"ops": ops, "not_reached": sorted(o for o in version_ops[v] if o not in reached),
+                              "tests_not_loading": {f"{b}/{t}": why for (w, b, t), (doc, why) in sorted(docs.items())
+                                                    if w == v and doc is None}}
     return out
 
 
 def tests_in(golden):
     """{version: the tests a golden table names}."""
-    return {v: sorted({o["test"] for o in d["ops"].values()}) for v, d in golden["versions"].items()}
+    return {v: sorted({o["test"] for o in d["ops"].values()} | set(d.get("tests_not_loading", {})))
+            for v, d in golden["versions"].items()}
 
 
 def golden_path(machine):

@@ -277,6 +277,26 @@ std::string LibraryCatalog::new_scenario(const std::string& spec, const std::str
   text += "strategies:\n";
   text += "  " + version + ":\n";
   text += "    description: Linux " + version + " as the library has it\n";
+  // A loop op that neither the test nor its benchmark defines is the
+  // scenario's choice (refscale's `section`: one primitive's read side):
+  // the first of the test's ops stands in, the others named beside it.
+  std::vector<std::string> offered;
+  if (const YAML::Node ops = t.node["ops"]; ops && ops.IsMap())
+    for (const auto& kv : ops) offered.push_back(kv.first.Scalar());
+  const auto defines = [&](const std::string& op) {
+    return std::find(offered.begin(), offered.end(), op) != offered.end() || (t.root["ops"] && t.root["ops"][op]);
+  };
+  std::string chosen;
+  if (const YAML::Node loop = t.node["loop"]; loop && loop.IsSequence() && !offered.empty())
+    for (const auto& l : loop)
+      if (l.IsScalar() && !defines(l.Scalar())) {
+        std::string others;
+        for (std::size_t i = 1; i < offered.size(); ++i) others += (others.empty() ? "" : ", ") + offered[i];
+        chosen += "      # the loop runs " + l.Scalar() + ", which the scenario chooses: " + offered[0] +
+                  (others.empty() ? "" : " here; or " + others + " (a strategy each to compare them)") + "\n";
+        chosen += "      " + l.Scalar() + ": [{call: " + offered[0] + "}]\n";
+      }
+  if (!chosen.empty()) text += "    ops:\n" + chosen;
   return text;
 }
 

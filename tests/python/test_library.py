@@ -291,6 +291,11 @@ def test_each_library_op_costs_the_sum_of_its_steps_at_one_cpu_and_matches_its_g
     for version, d in fresh["versions"].items():
         ops = d["ops"]
         assert len(ops) >= 60, (version, len(ops))
+        # A benchmark test loads on every version that has the classes and ops it needs.
+        for test, why in d["tests_not_loading"].items():
+            assert f"which kernel {version} does not have" in why or \
+                f"strategy '{version}' has no such op; expected an op of the strategy or its kernel version" in why, \
+                (version, test, why)
         for op, r in ops.items():
             assert "error" not in r, (version, op, r)
             whole, steps = r["ns"], r["steps_ns"]
