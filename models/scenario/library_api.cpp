@@ -284,7 +284,8 @@ std::string LibraryCatalog::new_scenario(const std::string& spec, const std::str
   if (const YAML::Node ops = t.node["ops"]; ops && ops.IsMap())
     for (const auto& kv : ops) offered.push_back(kv.first.Scalar());
   const auto defines = [&](const std::string& op) {
-    return std::find(offered.begin(), offered.end(), op) != offered.end() || (t.root["ops"] && t.root["ops"][op]);
+    const YAML::Node& root = t.root;  // const: a lookup must not add the key
+    return std::find(offered.begin(), offered.end(), op) != offered.end() || (root["ops"] && root["ops"][op]);
   };
   std::string chosen;
   if (const YAML::Node loop = t.node["loop"]; loop && loop.IsSequence() && !offered.empty())
