@@ -93,7 +93,8 @@ def main():
     if args.update:
         known = {golden_path(p) for p in paths}
         for stale in GOLDEN.rglob("*.json"):
-            if stale not in known:
+            # tests/golden/library/ is the library's op table (scripts/library_ops.py), not a scenario's.
+            if stale not in known and stale.parent != GOLDEN / "library":
                 stale.unlink()
                 print(f"removed {stale.relative_to(ROOT)} (no scenario)")
         return 0
