@@ -23,6 +23,8 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "models/scenario/library.h"
 #include "models/scenario/sections.h"
@@ -561,19 +563,25 @@ void Expander::expand_strategy(const std::string& name, std::set<std::string>& d
   }
   const bool fresh = !use.version.empty();  // the version's declarations go into this strategy
   const auto own = [&](const char* section) { return has(s, section) ? s[section] : absent(); };
-  // Declarations: the version's, under the strategy's own.
+  // Declarations (a version's, a benchmark's) under the strategy's own,
+  // which win, and under those put before them; their $VALUEs substituted.
+  const auto declare = [&](const char* section, const std::vector<std::pair<NodeRef, NodeRef>>& entries) {
+    if (entries.empty()) return;
+    if (!has(s, section)) s[section] = YAML::Node(YAML::NodeType::Map);
+    YAML::Node sec = s[section];
+    r_.expect_map(sec, std::string(section) + " of strategy '" + name + "'");
+    for (const auto& [key, value] : entries)
+      if (!has(sec, key.Scalar())) {
+        std::map<std::string, NodeRef> none;
+        sec.force_insert(key, subst(c, name, value, {}, none, 0));
+      }
+  };
   if (fresh) {
     for (const char* section : {"locks", "lines", "seqcounts", "pools"}) {
-      const auto& entries = c.version->sections.count(section) ? c.version->sections.at(section) : std::map<std::string, LibraryEntry>{};
-      if (entries.empty()) continue;
-      if (!has(s, section)) s[section] = YAML::Node(YAML::NodeType::Map);
-      YAML::Node sec = s[section];
-      r_.expect_map(sec, std::string(section) + " of strategy '" + name + "'");
-      for (const auto& [n, e] : entries)
-        if (!has(sec, n)) {
-          std::map<std::string, NodeRef> none;
-          sec.force_insert(e.key, subst(c, name, e.value, {}, none, 0));
-        }
+      std::vector<std::pair<NodeRef, NodeRef>> entries;
+      if (c.version->sections.count(section))
+        for (const auto& [n, e] : c.version->sections.at(section)) entries.emplace_back(e.key, e.value);
+      declare(section, entries);
     }
     if (!has(s, "kernel") && c.version->kernel) {
       YAML::Node k = r_.new_node(YAML::NodeType::Map);
@@ -600,18 +608,15 @@ void Expander::expand_strategy(const std::string& name, std::set<std::string>& d
           for (const auto& kv : objs) c.objects[kv.first.Scalar()] = kv.second, c.object_keys[kv.first.Scalar()] = kv.first;
         }
         // A pool the benchmark's ops allocate from (vm-scalability's
-        // free_pages: the library's reclaim path leaves it to the caller),
-        // under the strategy's and the version's own.
+        // free_pages: the library's reclaim path leaves it to the caller).
         if (const YAML::Node pools = from["pools"]) {
           r_.expect_map(pools, "pools of benchmark " + t.benchmark);
-          if (!has(s, "pools")) s["pools"] = YAML::Node(YAML::NodeType::Map);
-          YAML::Node sec = s["pools"];
-          r_.expect_map(sec, "pools of strategy '" + name + "'");
-          for (const auto& kv : pools)
-            if (!has(sec, r_.name(kv.first, "pool name"))) {
-              std::map<std::string, NodeRef> none;
-              sec.force_insert(kv.first, subst(c, name, kv.second, {}, none, 0));
-            }
+          std::vector<std::pair<NodeRef, NodeRef>> entries;
+          for (const auto& kv : pools) {
+            r_.name(kv.first, "pool name");
+            entries.emplace_back(kv.first, kv.second);
+          }
+          declare("pools", entries);
         }
         if (const YAML::Node ops = from["ops"]) {
           r_.expect_map(ops, "ops of benchmark " + t.benchmark);
